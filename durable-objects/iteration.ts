@@ -1,0 +1,281 @@
+/**
+ * One iteration (one alarm invocation, SPEC 1): load the checkpoint, ask the scheduler
+ * what to do, call tools, commit each outcome before acting on it, repeat until nothing
+ * is in flight and nothing is ready, then point the alarm at the earliest due row.
+ */
+import type { CompiledPlan } from "../src/engine/plan";
+import type { StepError } from "../src/engine/records";
+import type { ErrorCategory } from "../src/engine/retry";
+import {
+  beginIteration,
+  cancelRun,
+  createScheduler,
+  decide,
+  failureOutcome,
+  settle,
+  type Action,
+  type FinalStatus,
+  type Scheduler,
+} from "../src/engine/scheduler";
+import { stepResult, type StepResult } from "../src/engine/status";
+import {
+  TemplateUnresolvedError,
+  isTruthy,
+  resolveTemplates,
+  type TemplateContext,
+} from "../src/engine/templates";
+import type { ToolSet } from "../src/tools";
+import type { ToolResult } from "../src/tools/tool";
+import type { RunStore } from "./store";
+import { Wakeup } from "./wakeup";
+
+/** While attempts are in flight the alarm points this far ahead, so a crash resumes the run. */
+export const LEASE_MS = 10_000;
+
+export interface IterationDeps {
+  store: RunStore;
+  tools: ToolSet;
+  maxOutputBytes: number;
+  setAlarm(at: number | null): Promise<void>;
+  /** Results of finished steps, kept across iterations (they never change). */
+  results: Map<number, StepResult>;
+  rand?: () => number;
+}
+
+export class Iteration {
+  private readonly plan: CompiledPlan;
+  private readonly runId: string;
+  private s!: Scheduler;
+  private attempts: number[] = [];
+  private readonly controllers = new Map<number, AbortController>();
+  private readonly wake = new Wakeup();
+  private leaseUntil = 0;
+
+  constructor(private readonly deps: IterationDeps) {
+    this.plan = deps.store.plan();
+    this.runId = deps.store.run()!.id;
+  }
+
+  async run(): Promise<void> {
+    const { store } = this.deps;
+    const now = Date.now();
+    const rows = store.snapshots();
+    this.attempts = rows.map((r) => r.attempts);
+    this.s = createScheduler(this.plan, rows);
+    const mode = this.plan.config.mode;
+    beginIteration(this.s, now, mode.type === "bounded");
+    const hasWork = this.s.interrupted.length > 0 || this.s.readyHead < this.s.ready.length || this.s.outbox.length > 0;
+    if (!hasWork && this.s.finished < rows.length) return this.rearm(); // woken early: nothing due yet
+
+    const used = store.run()!.iterations;
+    if (mode.type === "continuous" && used >= mode.maxIterations) return this.failIterationLimit(now);
+    store.beginIteration(now);
+    await this.renewLease(now);
+    for (const i of this.s.interrupted) {
+      const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
+      this.recordFailure(i, this.attempts[i]!, error, now);
+    }
+    for (;;) {
+      const { actions, next } = decide(this.s, Date.now());
+      for (const action of actions) this.apply(action);
+      if (next.type === "await") {
+        const t = Date.now();
+        await this.renewLease(t);
+        await this.wake.wait(next.wakeAt === null ? undefined : next.wakeAt - t);
+        continue;
+      }
+      if (actions.length > 0) continue; // skips may have released more work
+      store.event("iteration_finished", Date.now());
+      if (next.type === "finish") return this.finishRun(next.status);
+      return this.afterSleep();
+    }
+  }
+
+  /** Cancels the run: nothing new starts, in-flight attempts are aborted. */
+  cancel(): void {
+    cancelRun(this.s);
+    for (const c of this.controllers.values()) c.abort();
+    this.wake.notify();
+  }
+
+  private apply(action: Action): void {
+    const { store } = this.deps;
+    const step = this.plan.steps[action.step]!;
+    const now = Date.now();
+    switch (action.type) {
+      case "start":
+        this.start(action.step);
+        return;
+      case "skip":
+        store.stepEnded(step.index, step.id, "skipped", action.reason, now);
+        return;
+      case "cancel":
+        store.stepEnded(step.index, step.id, "cancelled", null, now);
+        return;
+      default:
+        action satisfies never;
+    }
+  }
+
+  private start(i: number): void {
+    const { store, tools } = this.deps;
+    const step = this.plan.steps[i]!;
+    const now = Date.now();
+    const context = this.templateContext(i);
+    if (step.when !== undefined && !this.conditionHolds(step.when, context)) {
+      store.stepEnded(i, step.id, "skipped", "condition_false", now);
+      settle(this.s, i, { type: "skipped", reason: "condition_false" });
+      this.wake.notify();
+      return;
+    }
+    const attempt = ++this.attempts[i]!;
+    store.startAttempt(i, step.id, attempt, now);
+    let params: Record<string, unknown>;
+    try {
+      params = resolveTemplates(step.params, context) as Record<string, unknown>;
+    } catch (err) {
+      const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
+      this.recordFailure(i, attempt, { category, message: (err as Error).message }, now);
+      return;
+    }
+    const tool = tools.get(step.tool);
+    if (!tool) {
+      this.recordFailure(i, attempt, { category: "tool_not_found", message: `tool "${step.tool}" is not configured` }, now);
+      return;
+    }
+    const controller = new AbortController();
+    this.controllers.set(i, controller);
+    const call = {
+      runId: this.runId,
+      stepId: step.id,
+      attempt,
+      idempotencyKey: `${this.runId}:${step.id}`,
+      timeoutMs: step.timeoutMs,
+      signal: controller.signal,
+      maxOutputBytes: this.deps.maxOutputBytes,
+    };
+    void tool
+      .invoke(params, call)
+      .catch((err: unknown): ToolResult => ({ ok: false, category: "network", message: String(err) }))
+      .then((result) => {
+        this.controllers.delete(i);
+        this.complete(i, attempt, now, result);
+      });
+  }
+
+  /** A `when` that matches nothing is false, like an empty wildcard. */
+  private conditionHolds(when: string | boolean, context: TemplateContext): boolean {
+    try {
+      return isTruthy(resolveTemplates(when, context));
+    } catch (err) {
+      if (err instanceof TemplateUnresolvedError) return false;
+      throw err;
+    }
+  }
+
+  private complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
+    const { store } = this.deps;
+    const step = this.plan.steps[i]!;
+    const now = Date.now();
+    if (result.ok) {
+      const data = JSON.stringify(result.data ?? null);
+      const bytes = new TextEncoder().encode(data).byteLength;
+      if (bytes > this.deps.maxOutputBytes) {
+        const message = `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${this.deps.maxOutputBytes})`;
+        this.recordFailure(i, attempt, { category: "output_too_large", message }, now);
+      } else {
+        store.stepSucceeded(i, step.id, attempt, data, result.status ?? null, now - startedAt, now);
+        settle(this.s, i, { type: "succeeded" });
+      }
+    } else {
+      const { category, message, status, retryAfterMs } = result;
+      this.recordFailure(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
+    }
+    this.wake.notify();
+  }
+
+  /** Commits a failed attempt, then the step's fate: a scheduled retry, a failure or a cancellation. */
+  private recordFailure(i: number, attempt: number, error: StepError, now: number, retryAfterMs?: number): void {
+    const { store } = this.deps;
+    const step = this.plan.steps[i]!;
+    store.endAttempt(i, attempt, now, error);
+    if (error.category === "cancelled" || this.s.cancelled) {
+      store.stepEnded(i, step.id, "cancelled", null, now);
+      settle(this.s, i, { type: "cancelled" });
+      return;
+    }
+    const outcome = failureOutcome(this.s, step.retry, attempt, error.category as ErrorCategory, now, this.deps.rand ?? Math.random, retryAfterMs);
+    if (outcome.type === "retry") store.stepRetrying(i, step.id, attempt, error, outcome.at, now);
+    else store.stepFailed(i, step.id, attempt, error, now);
+    settle(this.s, i, outcome);
+  }
+
+  private templateContext(i: number): TemplateContext {
+    const { store } = this.deps;
+    const run = store.run()!;
+    const context: TemplateContext = { step: {}, steps: {}, input: this.plan.input, run: { id: run.id, name: this.plan.name } };
+    for (const r of this.plan.steps[i]!.refs) {
+      let result = this.deps.results.get(r);
+      if (!result) {
+        result = stepResult(store.step(r)!);
+        this.deps.results.set(r, result);
+      }
+      context.step[r] = result;
+      context.steps[this.plan.steps[r]!.id] = result;
+    }
+    return context;
+  }
+
+  private async finishRun(status: FinalStatus): Promise<void> {
+    const { store } = this.deps;
+    const now = Date.now();
+    store.finishRun(status, now);
+    if (status === "cancelled") store.event("run_cancelled", now);
+    store.event("run_finished", now, null, null, { status });
+    await this.deps.setAlarm(null);
+  }
+
+  /** Nothing in flight and nothing ready: pause at the bound, or sleep until the next due row. */
+  private async afterSleep(): Promise<void> {
+    const { store } = this.deps;
+    const mode = this.plan.config.mode;
+    const run = store.run()!;
+    if (mode.type === "bounded" && run.iterations >= mode.iterations) {
+      const now = Date.now();
+      store.setRunStatus("paused");
+      store.event("run_paused", now, null, null, { iterations: run.iterations });
+      await this.deps.setAlarm(null);
+      return;
+    }
+    await this.rearm();
+  }
+
+  private async rearm(): Promise<void> {
+    const due = this.deps.store.earliestDue();
+    const pendingReady = this.s.readyHead < this.s.ready.length;
+    await this.deps.setAlarm(pendingReady ? Date.now() : due);
+  }
+
+  private async renewLease(now: number): Promise<void> {
+    if (now + LEASE_MS / 2 < this.leaseUntil) return;
+    this.leaseUntil = now + LEASE_MS;
+    await this.deps.setAlarm(this.leaseUntil);
+  }
+
+  private async failIterationLimit(now: number): Promise<void> {
+    const { store } = this.deps;
+    const max = this.plan.config.mode.type === "continuous" ? this.plan.config.mode.maxIterations : 0;
+    for (const step of this.plan.steps) {
+      const status = this.s.status[step.index]!;
+      if (status !== "succeeded" && status !== "failed" && status !== "skipped" && status !== "cancelled") {
+        store.stepEnded(step.index, step.id, "cancelled", null, now);
+      }
+    }
+    store.finishRun("failed", now, {
+      category: "iteration_limit_exceeded",
+      message: `the run used its ${max} iterations (config.mode.maxIterations) without finishing`,
+    });
+    store.event("run_finished", now, null, null, { status: "failed", reason: "iteration_limit_exceeded" });
+    await this.deps.setAlarm(null);
+  }
+}

@@ -1,0 +1,64 @@
+/** The run checkpoint's tables. `CREATE ... IF NOT EXISTS` plus a schema-version row. */
+import type { Sql } from "./sql";
+
+export const SCHEMA_VERSION = 1;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  status TEXT NOT NULL,
+  plan TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  ended_at INTEGER,
+  iterations INTEGER NOT NULL DEFAULT 0,
+  error TEXT
+);
+CREATE TABLE IF NOT EXISTS steps (
+  idx INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  started_at INTEGER,
+  ended_at INTEGER,
+  next_attempt_at INTEGER,
+  waiting_for TEXT,
+  data TEXT,
+  error TEXT,
+  http_status INTEGER,
+  execution_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS steps_by_id ON steps (id);
+CREATE INDEX IF NOT EXISTS steps_due ON steps (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS attempts (
+  step_idx INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  category TEXT,
+  http_status INTEGER,
+  message TEXT,
+  PRIMARY KEY (step_idx, attempt)
+);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  type TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  step_id TEXT,
+  attempt INTEGER,
+  data TEXT
+);
+`;
+
+export function migrate(db: Sql): void {
+  db.script(DDL);
+  const row = db.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
+  if (!row) db.run`INSERT INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
+  else if (Number(row.value) > SCHEMA_VERSION) {
+    throw new Error(`storage schema ${row.value} is newer than this code (${SCHEMA_VERSION})`);
+  }
+}

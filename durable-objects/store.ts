@@ -1,0 +1,159 @@
+/**
+ * RunStore: every read and write of a run's checkpoint. Completing a step writes only
+ * that step's rows (its step row, its attempt row, its events), never the whole plan.
+ */
+import type { CompiledPlan } from "../src/engine/plan";
+import type {
+  AttemptRecord,
+  EventRecord,
+  RunRecord,
+  RunStatus,
+  StepError,
+  StepRecord,
+} from "../src/engine/records";
+import type { SkipReason, StepSnapshot, StepStatus } from "../src/engine/scheduler";
+import { migrate } from "./schema";
+import { Sql, raw } from "./sql";
+
+const STEP_COLUMNS = raw(`idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
+  ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, data, error,
+  http_status AS httpStatus, execution_ms AS executionMs`);
+
+export class RunStore {
+  private readonly db: Sql;
+  private cachedPlan: CompiledPlan | undefined;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.db = new Sql(storage.sql);
+    migrate(this.db);
+  }
+
+  run(): RunRecord | undefined {
+    return this.db.one<RunRecord>`SELECT id, owner, status, created_at AS createdAt, started_at AS startedAt,
+      ended_at AS endedAt, iterations, error FROM run`;
+  }
+
+  plan(): CompiledPlan {
+    if (!this.cachedPlan) {
+      const row = this.db.one<{ plan: string }>`SELECT plan FROM run`;
+      if (!row) throw new Error("no run stored");
+      this.cachedPlan = JSON.parse(row.plan) as CompiledPlan;
+    }
+    return this.cachedPlan;
+  }
+
+  createRun(id: string, owner: string, plan: CompiledPlan, now: number): void {
+    this.storage.transactionSync(() => {
+      this.db.run`INSERT INTO run (id, owner, status, plan, created_at)
+        VALUES (${id}, ${owner}, 'pending', ${JSON.stringify(plan)}, ${now})`;
+      for (const step of plan.steps) {
+        this.db.run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
+      }
+    });
+    this.cachedPlan = plan;
+  }
+
+  setRunStatus(status: RunStatus): void {
+    this.db.run`UPDATE run SET status = ${status}`;
+  }
+
+  beginIteration(now: number): number {
+    const run = this.run()!;
+    const iterations = run.iterations + 1;
+    this.db.run`UPDATE run SET status = 'running', iterations = ${iterations},
+      started_at = COALESCE(started_at, ${now})`;
+    if (run.startedAt === null) this.event("run_started", now);
+    this.event("iteration_started", now, null, null, { iteration: iterations });
+    return iterations;
+  }
+
+  finishRun(status: RunStatus, now: number, error?: StepError): void {
+    this.db.run`UPDATE run SET status = ${status}, ended_at = ${now}, error = ${error ? JSON.stringify(error) : null}`;
+  }
+
+  /** What the scheduler needs, one row per step in plan order. */
+  snapshots(): (StepSnapshot & { attempts: number })[] {
+    return this.db.all<StepSnapshot & { attempts: number }>`SELECT status, next_attempt_at AS nextAttemptAt, attempts
+      FROM steps ORDER BY idx`;
+  }
+
+  steps(): StepRecord[] {
+    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps ORDER BY idx`;
+  }
+
+  step(index: number): StepRecord | undefined {
+    return this.db.one<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx = ${index}`;
+  }
+
+  stepIndex(id: string): number | undefined {
+    return this.db.one<{ idx: number }>`SELECT idx FROM steps WHERE id = ${id}`?.idx;
+  }
+
+  attempts(index: number): AttemptRecord[] {
+    return this.db.all<AttemptRecord>`SELECT attempt, started_at AS startedAt, ended_at AS endedAt, category,
+      http_status AS httpStatus, message FROM attempts WHERE step_idx = ${index} ORDER BY attempt`;
+  }
+
+  /** Recorded before the tool is called (SPEC 5.5). */
+  startAttempt(index: number, stepId: string, attempt: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL,
+      started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+    this.db.run`INSERT INTO attempts (step_idx, attempt, started_at) VALUES (${index}, ${attempt}, ${now})`;
+    this.event("step_started", now, stepId, attempt);
+  }
+
+  endAttempt(index: number, attempt: number, now: number, error?: StepError): void {
+    this.db.run`UPDATE attempts SET ended_at = ${now}, category = ${error?.category ?? null},
+      http_status = ${error?.status ?? null}, message = ${error?.message ?? null}
+      WHERE step_idx = ${index} AND attempt = ${attempt}`;
+  }
+
+  stepSucceeded(index: number, stepId: string, attempt: number, data: string, httpStatus: number | null, executionMs: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
+      http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
+    this.endAttempt(index, attempt, now);
+    this.event("step_succeeded", now, stepId, attempt, { executionMs });
+  }
+
+  stepFailed(index: number, stepId: string, attempt: number | null, error: StepError, now: number): void {
+    this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,
+      error = ${JSON.stringify(error)}, http_status = ${error.status ?? null} WHERE idx = ${index}`;
+    this.event("step_failed", now, stepId, attempt, error);
+  }
+
+  stepRetrying(index: number, stepId: string, attempt: number, error: StepError, at: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)},
+      http_status = ${error.status ?? null} WHERE idx = ${index}`;
+    this.event("step_retry_scheduled", now, stepId, attempt, { ...error, nextAttemptAt: new Date(at).toISOString() });
+  }
+
+  stepEnded(index: number, stepId: string, status: Extract<StepStatus, "skipped" | "cancelled">, reason: SkipReason | null, now: number): void {
+    this.db.run`UPDATE steps SET status = ${status}, reason = ${reason}, ended_at = ${now},
+      next_attempt_at = NULL WHERE idx = ${index}`;
+    if (status === "skipped") this.event("step_skipped", now, stepId, null, { reason });
+  }
+
+  /** Cancels every step that has not finished, closing its open attempt. */
+  cancelUnfinished(now: number): void {
+    this.db.run`UPDATE attempts SET ended_at = ${now}, category = 'cancelled', message = 'the run was cancelled'
+      WHERE ended_at IS NULL`;
+    this.db.run`UPDATE steps SET status = 'cancelled', ended_at = ${now}, next_attempt_at = NULL
+      WHERE status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`;
+  }
+
+  /** The earliest time a stored row is due (a scheduled retry or a timer), or null. */
+  earliestDue(): number | null {
+    return this.db.one<{ at: number | null }>`SELECT MIN(next_attempt_at) AS at FROM steps
+      WHERE next_attempt_at IS NOT NULL`!.at;
+  }
+
+  event(type: string, now: number, stepId: string | null = null, attempt: number | null = null, data?: unknown): void {
+    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
+      VALUES (${type}, ${now}, ${stepId}, ${attempt}, ${data === undefined ? null : JSON.stringify(data)})`;
+  }
+
+  events(after: number, limit: number): EventRecord[] {
+    return this.db.all<EventRecord>`SELECT seq, type, at, step_id AS stepId, attempt, data FROM events
+      WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`;
+  }
+}

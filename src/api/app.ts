@@ -1,0 +1,49 @@
+/** The Hono API (SPEC 6). Errors are mapped to HTTP here, once. */
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { Env } from "../env";
+import { EdgestepError, InvalidPlanError } from "../errors";
+import { planRoutes } from "./plans";
+import { runRoutes } from "./runs";
+import type { AppEnv } from "./types";
+
+export function createApp() {
+  const app = new Hono<AppEnv>();
+
+  app.use("/v1/*", async (c, next) => {
+    // Authentication arrives with API_KEYS support; until then every caller is one owner.
+    c.set("owner", "public");
+    await next();
+  });
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.route("/v1/plans", planRoutes);
+  app.route("/v1/runs", runRoutes);
+
+  app.notFound((c) =>
+    c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404),
+  );
+
+  app.onError((err, c) => {
+    if (err instanceof EdgestepError) {
+      const body = {
+        error: {
+          code: err.code,
+          message: err.message,
+          ...(err instanceof InvalidPlanError && { issues: err.issues }),
+        },
+      };
+      return c.json(body, err.status);
+    }
+    if (err instanceof HTTPException) {
+      const status = err.status;
+      return c.json({ error: { code: status === 413 ? "payload_too_large" : "bad_request", message: err.message } }, status);
+    }
+    console.error("unhandled error", err);
+    return c.json({ error: { code: "internal", message: "internal error" } }, 500);
+  });
+
+  return app;
+}
+
+export type { Env };

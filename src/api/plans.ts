@@ -1,0 +1,32 @@
+/** `POST /v1/plans/validate`: validation and the plan's shape, without running anything. */
+import { Hono, type Context } from "hono";
+import { criticalPath, levelsOf, topologicalOrder } from "../engine/graph";
+import type { CompiledPlan } from "../engine/plan";
+import { compilePlan } from "../engine/validate";
+import { settings, validationContext, type Settings } from "../env";
+import { InvalidPlanError } from "../errors";
+import { readJson } from "./body";
+import type { AppEnv } from "./types";
+
+export const planRoutes = new Hono<AppEnv>();
+
+/** Reads, validates and compiles a submitted plan; throws a 400/413 naming every problem. */
+export async function compileRequest(c: Context<AppEnv>, config: Settings): Promise<CompiledPlan> {
+  const raw = await readJson(c, config.maxPlanBytes);
+  const result = compilePlan(raw, validationContext(config));
+  if (!result.ok) throw new InvalidPlanError(result.issues, result.code);
+  return result.plan;
+}
+
+planRoutes.post("/validate", async (c) => {
+  const plan = await compileRequest(c, settings(c.env));
+  const deps = plan.steps.map((s) => s.deps);
+  const order = topologicalOrder(deps)!;
+  const ids = (list: number[]) => list.map((i) => plan.steps[i]!.id);
+  return c.json({
+    valid: true,
+    order: ids(order),
+    levels: levelsOf(deps, order).map(ids),
+    criticalPath: ids(criticalPath(deps, order).path),
+  });
+});

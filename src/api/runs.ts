@@ -1,0 +1,61 @@
+/** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
+import { Hono, type Context } from "hono";
+import { settings } from "../env";
+import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
+import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
+import { compileRequest } from "./plans";
+import type { AppEnv } from "./types";
+
+export const runRoutes = new Hono<AppEnv>();
+
+function runStub(c: Context<AppEnv>) {
+  const runId = c.req.param("runId") ?? "";
+  // Ids we never issue cannot name a run: answer without waking a Durable Object.
+  if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundError(`run "${runId.slice(0, 80)}" not found`);
+  return { runId, stub: c.env.RUNS.get(c.env.RUNS.idFromName(runId)) };
+}
+
+function notFound(runId: string): never {
+  throw new NotFoundError(`run "${runId}" not found`);
+}
+
+runRoutes.post("/", async (c) => {
+  const plan = await compileRequest(c, settings(c.env));
+  const owner = c.get("owner");
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined && (key.length === 0 || key.length > 255)) {
+    throw new InvalidPlanError([{ path: "Idempotency-Key", message: "must be 1 to 255 characters" }], "invalid_request");
+  }
+  const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
+  const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
+  const outcome = await stub.create(runId, owner, plan);
+  const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
+  c.header("Location", statusUrl);
+  return c.json({ runId, status: outcome.status, statusUrl }, outcome.created ? 202 : 200);
+});
+
+runRoutes.get("/:runId", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json((await stub.status(c.get("owner"))) ?? notFound(runId));
+});
+
+runRoutes.get("/:runId/steps/:stepId", async (c) => {
+  const { runId, stub } = runStub(c);
+  const stepId = c.req.param("stepId");
+  const step = await stub.step(c.get("owner"), stepId);
+  if (step === null) notFound(runId);
+  if (step === undefined) throw new NotFoundError(`run "${runId}" has no step "${stepId}"`);
+  return c.json(step);
+});
+
+runRoutes.get("/:runId/results", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json((await stub.results(c.get("owner"))) ?? notFound(runId));
+});
+
+runRoutes.post("/:runId/cancel", async (c) => {
+  const { runId, stub } = runStub(c);
+  const outcome = (await stub.cancel(c.get("owner"))) ?? notFound(runId);
+  if (!outcome.ok) throw new ConflictError(`run "${runId}" already ended as ${outcome.status}`);
+  return c.json({ runId, status: outcome.status });
+});

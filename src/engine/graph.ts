@@ -1,0 +1,98 @@
+/**
+ * Graph algorithms over a plan's dependency lists (`deps[i]` = indices step i waits for).
+ * All linear in steps + edges.
+ */
+
+/** Kahn's topological order; `null` when there is a cycle. */
+export function topologicalOrder(deps: readonly (readonly number[])[]): number[] | null {
+  const n = deps.length;
+  const indegree = new Int32Array(n);
+  const dependents = dependentsOf(deps);
+  for (let i = 0; i < n; i++) indegree[i] = deps[i]!.length;
+  const order: number[] = [];
+  for (let i = 0; i < n; i++) if (indegree[i] === 0) order.push(i);
+  for (let head = 0; head < order.length; head++) {
+    for (const d of dependents[order[head]!]!) if (--indegree[d]! === 0) order.push(d);
+  }
+  return order.length === n ? order : null;
+}
+
+export function dependentsOf(deps: readonly (readonly number[])[]): number[][] {
+  const dependents: number[][] = deps.map(() => []);
+  deps.forEach((ds, i) => ds.forEach((d) => dependents[d]!.push(i)));
+  return dependents;
+}
+
+/** One cycle, as step indices in dependency order (the first repeated at the end), or null. */
+export function findCycle(deps: readonly (readonly number[])[]): number[] | null {
+  const state = new Uint8Array(deps.length); // 0 new, 1 on stack, 2 done
+  const parent = new Int32Array(deps.length).fill(-1);
+  for (let root = 0; root < deps.length; root++) {
+    if (state[root] !== 0) continue;
+    // Iterative DFS so 10,000-step chains do not overflow the stack.
+    const stack: [number, number][] = [[root, 0]];
+    state[root] = 1;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const [node, next] = top;
+      const ds = deps[node]!;
+      if (next >= ds.length) {
+        state[node] = 2;
+        stack.pop();
+        continue;
+      }
+      top[1]++;
+      const d = ds[next]!;
+      if (state[d] === 1) {
+        const cycle = [d];
+        for (let v = node; v !== d; v = parent[v]!) cycle.push(v);
+        cycle.push(d);
+        return cycle.reverse();
+      }
+      if (state[d] === 0) {
+        state[d] = 1;
+        parent[d] = node;
+        stack.push([d, 0]);
+      }
+    }
+  }
+  return null;
+}
+
+/** Level of each step: 0 without dependencies, else 1 + the highest level among them. */
+export function levelsOf(deps: readonly (readonly number[])[], order: readonly number[]): number[][] {
+  const level = new Int32Array(deps.length);
+  const levels: number[][] = [];
+  for (const i of order) {
+    let l = 0;
+    for (const d of deps[i]!) l = Math.max(l, level[d]! + 1);
+    level[i] = l;
+    (levels[l] ??= []).push(i);
+  }
+  return levels;
+}
+
+/** The longest chain, weighted by `weight` (1 per step by default), as indices from first to last. */
+export function criticalPath(
+  deps: readonly (readonly number[])[],
+  order: readonly number[],
+  weight: (i: number) => number = () => 1,
+): { path: number[]; length: number } {
+  const best = new Float64Array(deps.length);
+  const via = new Int32Array(deps.length).fill(-1);
+  let end = -1;
+  for (const i of order) {
+    let b = 0;
+    for (const d of deps[i]!) {
+      if (best[d]! > b) {
+        b = best[d]!;
+        via[i] = d;
+      }
+    }
+    best[i] = b + weight(i);
+    if (end < 0 || best[i]! > best[end]!) end = i;
+  }
+  const path: number[] = [];
+  for (let v = end; v >= 0; v = via[v]!) path.push(v);
+  return { path: path.reverse(), length: end < 0 ? 0 : best[end]! };
+}

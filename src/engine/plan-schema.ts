@@ -1,0 +1,94 @@
+/**
+ * The plan document (SPEC 2) as one zod schema: the source of the plan's types,
+ * its validation errors, the OpenAPI document and `docs/plan.schema.json`.
+ */
+import { z } from "zod";
+
+export const STEP_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const DEFAULT_MAX_STEPS = 1000;
+export const HARD_MAX_STEPS = 10_000;
+const MAX_DELAY_MS = 3_600_000;
+
+const stepId = z
+  .string()
+  .regex(STEP_ID_PATTERN, "must match ^[A-Za-z0-9_.-]{1,64}$");
+
+const timeoutMs = z.int().min(100).max(900_000);
+
+export const retrySchema = z.strictObject({
+  maxRetries: z.int().min(0).max(20).optional(),
+  baseDelayMs: z.int().min(0).max(MAX_DELAY_MS).optional(),
+  maxDelayMs: z.int().min(0).max(MAX_DELAY_MS).optional(),
+  jitter: z.enum(["full", "none"]).optional(),
+});
+
+export const modeSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("continuous"),
+    maxIterations: z.int().min(1).max(1_000_000).default(10_000),
+  }),
+  z.strictObject({
+    type: z.literal("bounded"),
+    iterations: z.int().min(1).max(1_000_000).default(5),
+  }),
+]);
+
+export const configSchema = z.strictObject({
+  maxParallel: z.int().min(1).max(100).default(5),
+  stepTimeoutMs: timeoutMs.default(30_000),
+  retry: retrySchema.prefault({}),
+  failFast: z.boolean().default(false),
+  mode: modeSchema.prefault({ type: "continuous" }),
+  requireApprovalForRisk: z.enum(["medium", "high"]).optional(),
+  autoApproveReadonly: z.boolean().default(true),
+  rollback: z.boolean().default(false),
+});
+
+const dependency = z.union([stepId, z.int().min(0)]);
+const params = z.record(z.string(), z.unknown());
+
+export const stepSchema = z.object({
+  id: stepId.optional(),
+  tool: z.string().min(1, "must name a tool"),
+  params: params.default({}),
+  dependsOn: z.array(dependency).optional(),
+  depends_on: z.array(dependency).optional().describe("alias of dependsOn"),
+  when: z.union([z.string(), z.boolean()]).optional(),
+  trigger: z.enum(["all_success", "all_done"]).default("all_success"),
+  retry: retrySchema.optional(),
+  timeoutMs: timeoutMs.optional(),
+  onFailure: z.enum(["fail_run", "continue"]).optional(),
+  risk: z.enum(["low", "medium", "high"]).optional(),
+  readonly: z.boolean().optional(),
+  compensate: z.strictObject({ tool: z.string().min(1), params: params.default({}) }).optional(),
+  forEach: z.union([z.string(), z.array(z.unknown())]).optional(),
+  maxConcurrency: z.int().min(1).max(100).optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  parallel: z.boolean().optional(),
+});
+
+export const webhookSchema = z.strictObject({
+  url: z.string().min(1),
+  secret: z.string().min(1).max(1024).optional(),
+});
+
+export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
+  return z.strictObject({
+    name: z.string().max(200).optional(),
+    input: z.unknown().optional(),
+    config: configSchema.prefault({}),
+    webhook: webhookSchema.optional(),
+    steps: z
+      .array(stepSchema)
+      .min(1, "a plan needs at least one step")
+      .max(maxSteps, `a plan may have at most ${maxSteps} steps (MAX_STEPS_PER_PLAN)`),
+  });
+}
+
+export type PlanInput = z.input<ReturnType<typeof planSchema>>;
+export type ParsedPlan = z.output<ReturnType<typeof planSchema>>;
+export type ParsedStep = z.output<typeof stepSchema>;
+export type PlanConfig = z.output<typeof configSchema>;
+export type RetryOverrides = z.output<typeof retrySchema>;
+export type RunMode = z.output<typeof modeSchema>;

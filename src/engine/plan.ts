@@ -1,0 +1,33 @@
+/** The compiled plan: what a run stores and the scheduler reads. Produced by `compilePlan`. */
+import type { PlanConfig } from "./plan-schema";
+import type { RetryPolicy } from "./retry";
+
+export interface CompiledStep {
+  index: number;
+  id: string;
+  tool: string;
+  /** Raw params, templates unresolved. */
+  params: Record<string, unknown>;
+  /** Explicit and implicit dependencies, by index, deduplicated. */
+  deps: number[];
+  /** Steps whose results templates read (a subset of `deps`). */
+  refs: number[];
+  when?: string | boolean;
+  trigger: "all_success" | "all_done";
+  retry: RetryPolicy;
+  timeoutMs: number;
+  onFailure: "fail_run" | "continue";
+  risk?: "low" | "medium" | "high";
+  readonly?: boolean;
+  compensate?: { tool: string; params: Record<string, unknown> };
+  forEach?: string | unknown[];
+  maxConcurrency?: number;
+}
+
+export interface CompiledPlan {
+  name: string | null;
+  input: unknown;
+  config: PlanConfig;
+  webhook?: { url: string; secret?: string };
+  steps: CompiledStep[];
+}

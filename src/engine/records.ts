@@ -1,0 +1,62 @@
+/** The stored checkpoint, as plain records (what the store reads and the views format). */
+import type { ErrorCategory } from "./retry";
+import type { FinalStatus, SkipReason, StepStatus } from "./scheduler";
+
+export type RunStatus = "pending" | "running" | "waiting" | "paused" | FinalStatus;
+
+export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "partial", "failed", "cancelled"]);
+
+export interface RunRecord {
+  id: string;
+  owner: string;
+  status: RunStatus;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  iterations: number;
+  /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
+  error: string | null;
+}
+
+export interface StepError {
+  category: ErrorCategory | "iteration_limit_exceeded";
+  message: string;
+  status?: number;
+}
+
+export interface StepRecord {
+  index: number;
+  id: string;
+  tool: string;
+  status: StepStatus;
+  reason: SkipReason | null;
+  attempts: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  nextAttemptAt: number | null;
+  waitingFor: "approval" | "callback" | "timer" | null;
+  /** JSON text of the step's output, when it succeeded. */
+  data: string | null;
+  /** JSON text of a StepError. */
+  error: string | null;
+  httpStatus: number | null;
+  executionMs: number | null;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: number;
+  endedAt: number | null;
+  category: ErrorCategory | null;
+  httpStatus: number | null;
+  message: string | null;
+}
+
+export interface EventRecord {
+  seq: number;
+  type: string;
+  at: number;
+  stepId: string | null;
+  attempt: number | null;
+  data: string | null;
+}

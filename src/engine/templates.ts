@@ -1,0 +1,233 @@
+/**
+ * Templates (SPEC 3): `${EXPR}` inside strings of `params`, `when` and `forEach`.
+ * EXPR is a JSONPath without its leading `$`, evaluated with jsonpath-plus against
+ * `{ step, steps, input, item, index, run }`.
+ *
+ * Parsing is done once at validation (syntax errors, step references, implicit
+ * dependencies); resolution happens when a step is dispatched.
+ */
+import { JSONPath } from "jsonpath-plus";
+
+export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
+const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
+
+export type TemplatePart = { kind: "text"; text: string } | { kind: "expr"; expr: string };
+
+/** A reference from a template to another step, by plan index or by id. */
+export type StepRef = { by: "index"; index: number } | { by: "id"; id: string };
+
+export class TemplateSyntaxError extends Error {}
+
+/** Thrown while resolving: the path matched nothing (SPEC 3.2). */
+export class TemplateUnresolvedError extends Error {
+  constructor(readonly expr: string) {
+    super(`template \${${expr}} matched nothing`);
+  }
+}
+
+export function containsTemplate(value: string): boolean {
+  return value.includes("${");
+}
+
+/** Splits a string into literal text and `${...}` expressions. */
+export function parseTemplate(value: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
+  let text = "";
+  let i = 0;
+  while (i < value.length) {
+    const start = value.indexOf("${", i);
+    if (start < 0) {
+      text += value.slice(i);
+      break;
+    }
+    text += value.slice(i, start);
+    const end = findClosingBrace(value, start + 2);
+    if (end < 0) throw new TemplateSyntaxError(`unclosed "\${" at offset ${start}`);
+    const expr = value.slice(start + 2, end).trim();
+    checkExpression(expr);
+    if (text) parts.push({ kind: "text", text });
+    text = "";
+    parts.push({ kind: "expr", expr });
+    i = end + 1;
+  }
+  if (text || parts.length === 0) parts.push({ kind: "text", text });
+  return parts;
+}
+
+/** Index of the `}` closing an expression that starts at `from`, skipping quoted text and nested brackets. */
+function findClosingBrace(s: string, from: number): number {
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = from; i < s.length; i++) {
+    const c = s[i];
+    if (quote) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === "[" || c === "(" || c === "{") depth++;
+    else if (c === "]" || c === ")") depth--;
+    else if (c === "}") {
+      if (depth === 0) return i;
+      depth--;
+    }
+  }
+  return -1;
+}
+
+function checkExpression(expr: string): void {
+  if (expr === "") throw new TemplateSyntaxError("empty template expression");
+  const root = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expr)?.[0];
+  if (!root) throw new TemplateSyntaxError(`template "\${${expr}}" must start with a name`);
+  if (!ROOTS.has(root)) {
+    throw new TemplateSyntaxError(
+      `unknown template root "${root}" (expected one of ${TEMPLATE_ROOTS.join(", ")})`,
+    );
+  }
+  checkJsonPathShape(expr);
+  try {
+    JSONPath.toPathArray(`$.${expr}`);
+    JSONPath({ path: `$.${expr}`, json: {}, wrap: true, eval: "safe" });
+  } catch (err) {
+    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ${(err as Error).message}`);
+  }
+}
+
+/** jsonpath-plus is lenient; reject what it would silently misread. */
+function checkJsonPathShape(expr: string): void {
+  const stack: string[] = [];
+  let quote: string | null = null;
+  for (let i = 0; i < expr.length; i++) {
+    const c = expr[i]!;
+    if (quote) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (c === "[" || c === "(") stack.push(c);
+    else if (c === "]" || c === ")") {
+      const open = stack.pop();
+      if ((c === "]" && open !== "[") || (c === ")" && open !== "(")) {
+        throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unbalanced "${c}"`);
+      }
+      if (c === "]" && expr[i - 1] === "[") {
+        throw new TemplateSyntaxError(`invalid JSONPath "${expr}": empty brackets`);
+      }
+    } else if (/\s/.test(c) && stack.length === 0) {
+      throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unexpected space`);
+    }
+  }
+  if (quote) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed quote`);
+  if (stack.length > 0) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed "${stack.pop()}"`);
+  if (expr.endsWith(".") && !expr.endsWith("..")) {
+    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with "."`);
+  }
+  if (expr.endsWith("..")) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with ".."`);
+}
+
+/** The step an expression reads from, if it starts with `step[N]` or `steps.<id>`. */
+export function stepReference(expr: string): StepRef | null {
+  if (expr.startsWith("steps")) {
+    const rest = expr.slice(5);
+    if (rest === "") throw new TemplateSyntaxError('"steps" must name a step: steps.<id>');
+    const m = /^\.([A-Za-z0-9_-]+)/.exec(rest) ?? /^\[\s*(['"])([A-Za-z0-9_.-]+)\1\s*\]/.exec(rest);
+    const id = m?.[2] ?? m?.[1];
+    if (!id) throw new TemplateSyntaxError(`"${expr}" must name one step: steps.<id> or steps['<id>']`);
+    return { by: "id", id };
+  }
+  if (expr.startsWith("step")) {
+    const m = /^step(?:\[\s*(\d+)\s*\]|\.(\d+))/.exec(expr);
+    const n = m?.[1] ?? m?.[2];
+    if (n === undefined) throw new TemplateSyntaxError(`"${expr}" must name one step by index: step[N]`);
+    return { by: "index", index: Number(n) };
+  }
+  return null;
+}
+
+/** Whether an expression can match several values (wildcard, recursion, filter, union, slice). */
+export function isMultiValued(expr: string): boolean {
+  let quote: string | null = null;
+  let bracket = 0;
+  for (let i = 0; i < expr.length; i++) {
+    const c = expr[i];
+    if (quote) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (c === "*") return true;
+    else if (c === "." && expr[i + 1] === ".") return true;
+    else if (c === "?" && expr[i + 1] === "(") return true;
+    else if (c === "[") bracket++;
+    else if (c === "]") bracket--;
+    else if (bracket > 0 && (c === "," || c === ":")) return true;
+  }
+  return false;
+}
+
+/** Calls `visit` for every string inside a JSON value, with its dotted path suffix. */
+export function forEachString(
+  value: unknown,
+  path: string,
+  visit: (s: string, path: string) => void,
+): void {
+  if (typeof value === "string") visit(value, path);
+  else if (Array.isArray(value)) value.forEach((v, i) => forEachString(v, `${path}.${i}`, visit));
+  else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) forEachString(v, `${path}.${k}`, visit);
+  }
+}
+
+/** The evaluation context of SPEC 3.1. `step` may be sparse: only referenced results need be present. */
+export interface TemplateContext {
+  step: Record<number, unknown>;
+  steps: Record<string, unknown>;
+  input: unknown;
+  run: { id: string; name: string | null };
+  item?: unknown;
+  index?: number;
+}
+
+export function evaluate(expr: string, ctx: TemplateContext): unknown {
+  const matches = JSONPath({ path: `$.${expr}`, json: ctx as object, wrap: true, eval: "safe" }) as unknown[];
+  if (isMultiValued(expr)) return matches;
+  if (matches.length === 0 || matches[0] === undefined) throw new TemplateUnresolvedError(expr);
+  return matches[0];
+}
+
+/** Resolves every template inside a JSON value (SPEC 3.2). */
+export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown {
+  if (typeof value === "string") return resolveString(value, ctx);
+  if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resolveTemplates(v, ctx);
+    return out;
+  }
+  return value;
+}
+
+function resolveString(value: string, ctx: TemplateContext): unknown {
+  if (!containsTemplate(value)) return value;
+  const parts = parseTemplate(value);
+  const only = parts.length === 1 ? parts[0] : undefined;
+  if (only?.kind === "expr") return evaluate(only.expr, ctx);
+  return parts.map((p) => (p.kind === "text" ? p.text : toText(evaluate(p.expr, ctx)))).join("");
+}
+
+/** How a value reads inside a longer string: arrays joined with ",", objects as JSON. */
+export function toText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(toText).join(",");
+  if (value !== null && typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+/** Truthiness of a resolved `when`: empty collections and "false" count as false. */
+export function isTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (value !== null && typeof value === "object") return Object.keys(value).length > 0;
+  if (value === "false") return false;
+  return Boolean(value);
+}

@@ -1,0 +1,249 @@
+/**
+ * Plan validation (SPEC 2.2): zod for shape, then the cross-field rules zod cannot
+ * express (ids, tools, templates, dependencies, cycles, URLs). Every issue carries a
+ * dotted path into the submitted document. Pure: no I/O.
+ */
+import type { z } from "zod";
+import type { Issue } from "../errors";
+import { findCycle, topologicalOrder } from "./graph";
+import type { CompiledPlan, CompiledStep } from "./plan";
+import { planSchema, type ParsedPlan, type ParsedStep } from "./plan-schema";
+import { DEFAULT_RETRY } from "./retry";
+import {
+  TemplateSyntaxError,
+  containsTemplate,
+  forEachString,
+  parseTemplate,
+  stepReference,
+  type StepRef,
+} from "./templates";
+
+/** What validation needs to know about a tool. */
+export interface ToolSpec {
+  /** Schema of the tool's params; templates may stand for any value, so keep it loose. */
+  params?: z.ZodType;
+  /** Param names holding a URL the tool will call (checked for http(s) and egress). */
+  urlParams?: readonly string[];
+}
+
+export interface ValidationContext {
+  maxSteps: number;
+  tool(name: string): ToolSpec | undefined;
+  /** A reason to reject a literal URL, or null when it is fine. */
+  checkUrl(url: string): UrlProblem | null;
+}
+
+export interface UrlProblem {
+  code: "invalid_plan" | "egress_denied";
+  message: string;
+}
+
+export type CompileResult =
+  | { ok: true; plan: CompiledPlan }
+  | { ok: false; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
+
+export function compilePlan(raw: unknown, ctx: ValidationContext): CompileResult {
+  const parsed = planSchema(ctx.maxSteps).safeParse(raw);
+  if (!parsed.success) return { ok: false, code: "invalid_plan", issues: zodIssues(parsed.error) };
+  return new Compiler(parsed.data, ctx).compile();
+}
+
+export function zodIssues(error: z.ZodError): Issue[] {
+  const issues: Issue[] = [];
+  for (const issue of error.issues) {
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        issues.push({ path: [...path, key].join("."), message: `unknown field "${key}"` });
+      }
+    } else {
+      issues.push({ path: path.join("."), message: issue.message });
+    }
+  }
+  return issues;
+}
+
+/** Where an edge came from, so a cycle can be reported at the path that closes it. */
+interface Edge {
+  from: number;
+  to: number;
+  path: string;
+}
+
+class Compiler {
+  private readonly issues: Issue[] = [];
+  private egressDenied = false;
+  private readonly ids: string[];
+  private readonly indexById = new Map<string, number>();
+
+  constructor(
+    private readonly plan: ParsedPlan,
+    private readonly ctx: ValidationContext,
+  ) {
+    this.ids = plan.steps.map((s, i) => s.id ?? String(i));
+  }
+
+  compile(): CompileResult {
+    this.ids.forEach((id, i) => {
+      if (this.indexById.has(id)) {
+        const path = this.plan.steps[i]!.id === undefined ? `steps.${i}` : `steps.${i}.id`;
+        this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
+      } else this.indexById.set(id, i);
+    });
+    if (this.plan.webhook) this.checkUrl(this.plan.webhook.url, "webhook.url");
+
+    const edges: Edge[] = [];
+    const refs: number[][] = this.plan.steps.map(() => []);
+    this.plan.steps.forEach((step, i) => this.checkStep(step, i, edges, refs[i]!));
+    if (this.issues.length > 0) return this.fail();
+
+    const deps: number[][] = this.plan.steps.map(() => []);
+    for (const e of edges) if (!deps[e.from]!.includes(e.to)) deps[e.from]!.push(e.to);
+    if (topologicalOrder(deps) === null) {
+      const cycle = findCycle(deps)!;
+      const [a, b] = [cycle[cycle.length - 2]!, cycle[cycle.length - 1]!];
+      // cycle[k] depends on cycle[k + 1]; report the edge that closes it, and name the
+      // steps in execution order.
+      const closing = edges.find((e) => e.from === a && e.to === b);
+      const names = [...cycle].reverse().map((i) => `"${this.ids[i]}"`).join(" -> ");
+      this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
+      return this.fail();
+    }
+    return { ok: true, plan: this.build(deps, refs) };
+  }
+
+  private checkStep(step: ParsedStep, i: number, edges: Edge[], refs: number[]): void {
+    const at = `steps.${i}`;
+    const spec = this.ctx.tool(step.tool);
+    if (!spec) {
+      this.issue(`${at}.tool`, `unknown tool "${step.tool}"`);
+    } else {
+      const result = spec.params?.safeParse(step.params);
+      if (result && !result.success) {
+        for (const issue of zodIssues(result.error)) {
+          this.issue(joinPath(`${at}.params`, issue.path), issue.message);
+        }
+      }
+      for (const name of spec.urlParams ?? []) {
+        const url = step.params[name];
+        if (typeof url === "string") this.checkUrl(url, `${at}.params.${name}`);
+      }
+    }
+    for (const key of ["dependsOn", "depends_on"] as const) {
+      step[key]?.forEach((dep, k) => {
+        const path = `${at}.${key}.${k}`;
+        const target = this.resolveDependency(dep, path);
+        if (target === undefined) return;
+        if (target === i) this.issue(path, `step "${this.ids[i]}" depends on itself`);
+        else edges.push({ from: i, to: target, path });
+      });
+    }
+    const templated: [unknown, string][] = [
+      [step.params, `${at}.params`],
+      [step.when, `${at}.when`],
+      [step.forEach, `${at}.forEach`],
+    ];
+    for (const [value, base] of templated) {
+      forEachString(value, base, (s, path) => {
+        for (const ref of this.templateRefs(s, path)) {
+          const target = this.resolveRef(ref, path);
+          if (target === undefined) continue;
+          if (target === i) this.issue(path, `step "${this.ids[i]}" references itself`);
+          else {
+            edges.push({ from: i, to: target, path });
+            if (!refs.includes(target)) refs.push(target);
+          }
+        }
+      });
+    }
+  }
+
+  private templateRefs(s: string, path: string): StepRef[] {
+    if (!containsTemplate(s)) return [];
+    try {
+      const refs: StepRef[] = [];
+      for (const part of parseTemplate(s)) {
+        if (part.kind !== "expr") continue;
+        const ref = stepReference(part.expr);
+        if (ref) refs.push(ref);
+      }
+      return refs;
+    } catch (err) {
+      if (!(err instanceof TemplateSyntaxError)) throw err;
+      this.issue(path, `template syntax error: ${err.message}`);
+      return [];
+    }
+  }
+
+  private resolveDependency(dep: string | number, path: string): number | undefined {
+    if (typeof dep === "number") {
+      if (dep < this.ids.length) return dep;
+      this.issue(path, `unknown dependency: there is no step with index ${dep}`);
+      return undefined;
+    }
+    const i = this.indexById.get(dep);
+    if (i === undefined) this.issue(path, `unknown dependency "${dep}"`);
+    return i;
+  }
+
+  private resolveRef(ref: StepRef, path: string): number | undefined {
+    if (ref.by === "index") {
+      if (ref.index < this.ids.length) return ref.index;
+      this.issue(path, `template references step[${ref.index}], but the plan has ${this.ids.length} steps`);
+      return undefined;
+    }
+    const i = this.indexById.get(ref.id);
+    if (i === undefined) this.issue(path, `template references unknown step "${ref.id}"`);
+    return i;
+  }
+
+  private checkUrl(url: string, path: string): void {
+    // A URL built by a template is checked again when the step runs.
+    if (containsTemplate(url)) return;
+    const problem = this.ctx.checkUrl(url);
+    if (!problem) return;
+    if (problem.code === "egress_denied") this.egressDenied = true;
+    this.issue(path, problem.message);
+  }
+
+  private build(deps: number[][], refs: number[][]): CompiledPlan {
+    const { config } = this.plan;
+    const steps = this.plan.steps.map((s, i): CompiledStep => ({
+      index: i,
+      id: this.ids[i]!,
+      tool: s.tool,
+      params: s.params,
+      deps: deps[i]!,
+      refs: refs[i]!,
+      ...(s.when !== undefined && { when: s.when }),
+      trigger: s.trigger,
+      retry: { ...DEFAULT_RETRY, ...config.retry, ...s.retry },
+      timeoutMs: s.timeoutMs ?? config.stepTimeoutMs,
+      onFailure: s.onFailure ?? (config.failFast ? "fail_run" : "continue"),
+      ...(s.risk && { risk: s.risk }),
+      ...(s.readonly !== undefined && { readonly: s.readonly }),
+      ...(s.compensate && { compensate: s.compensate }),
+      ...(s.forEach !== undefined && { forEach: s.forEach }),
+      ...(s.maxConcurrency !== undefined && { maxConcurrency: s.maxConcurrency }),
+    }));
+    return {
+      name: this.plan.name ?? null,
+      input: this.plan.input ?? null,
+      config,
+      ...(this.plan.webhook && { webhook: this.plan.webhook }),
+      steps,
+    };
+  }
+
+  private issue(path: string, message: string): void {
+    this.issues.push({ path, message });
+  }
+
+  private fail(): CompileResult {
+    return { ok: false, code: this.egressDenied ? "egress_denied" : "invalid_plan", issues: this.issues };
+  }
+}
+
+function joinPath(base: string, rest: string): string {
+  return rest === "" ? base : `${base}.${rest}`;
+}

@@ -1,0 +1,73 @@
+/** The Worker's bindings and the settings derived from them (SPEC 7). */
+import type { RunObject } from "../durable-objects/run-object";
+import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
+import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
+import type { ValidationContext } from "./engine/validate";
+import type { Fetcher } from "./tools/http-client";
+import { ToolSet } from "./tools";
+import { parseRegistry } from "./tools/registry";
+
+export interface Env {
+  RUNS: DurableObjectNamespace<RunObject>;
+  TOOLS?: string | Record<string, unknown>;
+  API_KEYS?: string;
+  ALLOWED_HOSTS?: string;
+  WEBHOOK_SECRET?: string;
+  MAX_STEPS_PER_PLAN?: string | number;
+  MAX_PLAN_BYTES?: string | number;
+  MAX_OUTPUT_BYTES?: string | number;
+}
+
+export interface Settings {
+  maxStepsPerPlan: number;
+  maxPlanBytes: number;
+  maxOutputBytes: number;
+  allowedHosts: AllowedHosts;
+  tools: ToolSet;
+}
+
+function intVar(value: string | number | undefined, fallback: number, name: string, max = Infinity): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${value}"`);
+  return Math.min(n, max);
+}
+
+const cache = new WeakMap<object, Settings>();
+
+/** Settings of this Worker, parsed once per env object. A bad variable is a deployment error. */
+export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const bindings = env as unknown as Record<string, unknown>;
+  const allowedHosts = parseAllowedHosts(env.ALLOWED_HOSTS);
+  const result: Settings = {
+    maxStepsPerPlan: intVar(env.MAX_STEPS_PER_PLAN, DEFAULT_MAX_STEPS, "MAX_STEPS_PER_PLAN", HARD_MAX_STEPS),
+    maxPlanBytes: intVar(env.MAX_PLAN_BYTES, 1_048_576, "MAX_PLAN_BYTES"),
+    maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES"),
+    allowedHosts,
+    tools: new ToolSet({
+      registry: parseRegistry(env.TOOLS),
+      allowedHosts,
+      fetcher,
+      service: (name) => {
+        const binding = bindings[name] as { fetch?: unknown } | undefined;
+        return typeof binding?.fetch === "function" ? (r) => (binding as Fetcher & { fetch: Fetcher }).fetch(r) : undefined;
+      },
+      secret: (name) => {
+        const v = bindings[name];
+        return typeof v === "string" ? v : undefined;
+      },
+    }),
+  };
+  cache.set(env, result);
+  return result;
+}
+
+export function validationContext(s: Settings): ValidationContext {
+  return {
+    maxSteps: s.maxStepsPerPlan,
+    tool: (name) => s.tools.spec(name),
+    checkUrl: (url) => checkUrl(url, s.allowedHosts),
+  };
+}

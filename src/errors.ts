@@ -1,0 +1,62 @@
+/**
+ * The few named errors of edgestep. Each carries a stable `code` (what API clients
+ * switch on), whether it is `retryable`, and an optional `cause`. They are mapped to
+ * HTTP once, in `app.onError` (src/api/app.ts).
+ */
+
+export interface Issue {
+  /** Dotted path into the submitted document, e.g. `steps.2.dependsOn.0`. */
+  path: string;
+  message: string;
+}
+
+export abstract class EdgestepError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: 400 | 401 | 404 | 409 | 413 | 429 | 503;
+  readonly retryable: boolean = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The plan (or a request body) broke a rule; `issues` says where. */
+export class InvalidPlanError extends EdgestepError {
+  readonly status = 400;
+  constructor(
+    readonly issues: Issue[],
+    readonly code: "invalid_plan" | "egress_denied" | "invalid_request" = "invalid_plan",
+    message = summarize(issues),
+  ) {
+    super(message);
+  }
+}
+
+export class PayloadTooLargeError extends EdgestepError {
+  readonly code = "payload_too_large";
+  readonly status = 413;
+}
+
+export class NotFoundError extends EdgestepError {
+  readonly code = "not_found";
+  readonly status = 404;
+}
+
+/** The request is well-formed but the run is in a state that does not allow it. */
+export class ConflictError extends EdgestepError {
+  readonly code = "conflict";
+  readonly status = 409;
+}
+
+export class UnauthorizedError extends EdgestepError {
+  readonly code = "unauthorized";
+  readonly status = 401;
+}
+
+function summarize(issues: Issue[]): string {
+  const first = issues[0];
+  if (!first) return "invalid plan";
+  const where = first.path === "" ? "" : `${first.path}: `;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  return `${where}${first.message}${more}`;
+}

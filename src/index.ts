@@ -1,0 +1,6 @@
+/** The Worker: the Hono API, and the RunObject Durable Object class it hands runs to. */
+import { createApp } from "./api/app";
+
+export { RunObject } from "../durable-objects/run-object";
+
+export default createApp();

@@ -1,0 +1,122 @@
+/**
+ * Sends one HTTP attempt and turns the response into a ToolResult: timeout through an
+ * AbortSignal, `Idempotency-Key` and `X-Edgestep-Attempt` headers, JSON or text `data`,
+ * a bounded body, and the error categories of SPEC 5.2.
+ */
+import { categorizeStatus, parseRetryAfter } from "../engine/retry";
+import { toolFailure, type ToolCall, type ToolResult } from "./tool";
+
+export type Fetcher = (request: Request) => Promise<Response>;
+
+export interface HttpRequestSpec {
+  url: string;
+  method: string;
+  headers?: Record<string, string>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+}
+
+/** Query values: arrays joined with ",", objects as JSON, null/undefined left out. */
+export function appendQuery(url: URL, query: Record<string, unknown> | undefined): void {
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value === undefined || value === null) continue;
+    url.searchParams.set(key, queryValue(value));
+  }
+}
+
+function queryValue(value: unknown): string {
+  if (Array.isArray(value)) return value.map(queryValue).join(",");
+  if (typeof value === "object" && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: Fetcher): Promise<ToolResult> {
+  let url: URL;
+  try {
+    url = new URL(spec.url);
+  } catch {
+    return toolFailure("invalid_data", `"${spec.url}" is not a valid URL`);
+  }
+  appendQuery(url, spec.query);
+  const headers = new Headers(spec.headers);
+  headers.set("Idempotency-Key", call.idempotencyKey);
+  headers.set("X-Edgestep-Attempt", String(call.attempt));
+  let body: string | undefined;
+  if (spec.body !== undefined && spec.body !== null && spec.method !== "GET" && spec.method !== "HEAD") {
+    if (typeof spec.body === "string") body = spec.body;
+    else {
+      body = JSON.stringify(spec.body);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    }
+  }
+  const timeout = AbortSignal.timeout(call.timeoutMs);
+  const signal = AbortSignal.any([timeout, call.signal]);
+  const aborted = (): ToolResult =>
+    timeout.aborted
+      ? toolFailure("timeout", `no response within ${call.timeoutMs} ms`)
+      : toolFailure("cancelled", "the run was cancelled");
+  try {
+    const response = await fetcher(new Request(url, { method: spec.method, headers, body, signal }));
+    const read = await readBody(response, call.maxOutputBytes);
+    if (read === "too_large") {
+      return toolFailure("output_too_large", `response body exceeds ${call.maxOutputBytes} bytes`, {
+        status: response.status,
+      });
+    }
+    return toResult(response, read, Date.now());
+  } catch (err) {
+    if (signal.aborted) return aborted();
+    return toolFailure("network", `request failed: ${(err as Error).message}`);
+  }
+}
+
+async function readBody(response: Response, limit: number): Promise<string | "too_large"> {
+  const declared = Number(response.headers.get("content-length"));
+  if (declared > limit) {
+    await response.body?.cancel();
+    return "too_large";
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return "too_large";
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function toResult(response: Response, text: string, now: number): ToolResult {
+  const status = response.status;
+  const category = categorizeStatus(status);
+  if (category !== null) {
+    const honoursRetryAfter = status === 429 || status === 503;
+    const retryAfterMs = honoursRetryAfter ? parseRetryAfter(response.headers.get("retry-after"), now) : undefined;
+    const snippet = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+    return toolFailure(category, `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, {
+      status,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
+  }
+  const isJson = /\bjson\b/i.test(response.headers.get("content-type") ?? "");
+  if (!isJson) return { ok: true, data: text, status };
+  if (text.trim() === "") return { ok: true, data: null, status };
+  try {
+    return { ok: true, data: JSON.parse(text), status };
+  } catch (err) {
+    return toolFailure("invalid_data", `response is not valid JSON: ${(err as Error).message}`, { status });
+  }
+}

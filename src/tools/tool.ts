@@ -1,0 +1,34 @@
+/** The one interface every tool implements. The scheduler knows nothing of HTTP. */
+import type { ToolSpec } from "../engine/validate";
+import type { ErrorCategory } from "../engine/retry";
+
+/** Everything a tool may know about the attempt it serves. */
+export interface ToolCall {
+  runId: string;
+  stepId: string;
+  itemIndex?: number;
+  attempt: number;
+  /** `<runId>:<stepId>[:<itemIndex>]`: the same across retries of the step. */
+  idempotencyKey: string;
+  timeoutMs: number;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+  maxOutputBytes: number;
+}
+
+export type ToolResult =
+  | { ok: true; data: unknown; status?: number }
+  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number };
+
+export interface Tool extends ToolSpec {
+  readonly name: string;
+  invoke(params: Record<string, unknown>, call: ToolCall): Promise<ToolResult>;
+}
+
+export function toolFailure(
+  category: ErrorCategory,
+  message: string,
+  extra: { status?: number; retryAfterMs?: number } = {},
+): ToolResult {
+  return { ok: false, category, message, ...extra };
+}

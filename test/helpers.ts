@@ -1,0 +1,62 @@
+/** Shared test helpers: call the Worker, drive a run's alarms, read the upstream's call log. */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { inject } from "vitest";
+
+export const upstreamUrl = inject("upstreamUrl");
+
+export async function api(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(`http://edgestep.test${path}`, init));
+}
+
+export async function submit(plan: unknown, headers: Record<string, string> = {}) {
+  const res = await api("/v1/runs", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof plan === "string" ? plan : JSON.stringify(plan),
+  });
+  return { res, body: (await res.json()) as any };
+}
+
+export function runStub(runId: string) {
+  return env.RUNS.get(env.RUNS.idFromName(runId));
+}
+
+export async function status(runId: string): Promise<any> {
+  return (await api(`/v1/runs/${runId}`)).json();
+}
+
+const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
+
+/** Fires the run's alarms (without waiting for their time) until it ends or `max` alarms ran. */
+export async function drive(runId: string, max = 50): Promise<any> {
+  const stub = runStub(runId);
+  for (let i = 0; i < max; i++) {
+    const ran = await runDurableObjectAlarm(stub);
+    const s = await status(runId);
+    if (FINAL.has(s.status) || !ran) return s;
+  }
+  return status(runId);
+}
+
+/** Submits a plan and drives it to the end. */
+export async function execute(plan: unknown, max?: number): Promise<any> {
+  const { res, body } = await submit(plan);
+  if (res.status !== 202) throw new Error(`submit failed: ${res.status} ${JSON.stringify(body)}`);
+  return drive(body.runId, max);
+}
+
+export async function results(runId: string): Promise<any[]> {
+  return (await api(`/v1/runs/${runId}/results`)).json();
+}
+
+/** Calls the upstream received on paths starting with `prefix`. */
+export async function upstreamCalls(prefix: string): Promise<any[]> {
+  return (await fetch(`${upstreamUrl}/_log?prefix=${encodeURIComponent(prefix)}`)).json();
+}
+
+let counter = 0;
+/** A key unique to this test run, for upstream scripts and Durable Object names. */
+export function unique(label = "k"): string {
+  return `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}

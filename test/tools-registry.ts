@@ -1,0 +1,16 @@
+/** The tool registry used by the tests: the seed examples' tools on the loopback upstream. */
+export function testRegistry(upstreamUrl: string) {
+  return {
+    facilities_list: { url: `${upstreamUrl}/facilities` },
+    shipments_list: { url: `${upstreamUrl}/shipments` },
+    contaminants_list: { url: `${upstreamUrl}/contaminants` },
+    inspections_list: { url: `${upstreamUrl}/inspections` },
+    analytics: { url: `${upstreamUrl}/echo`, method: "POST" },
+    unknown_endpoint: { url: `${upstreamUrl}/no-such-endpoint` },
+    secure_echo: {
+      url: `${upstreamUrl}/echo`,
+      method: "POST",
+      headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}" },
+    },
+  };
+}

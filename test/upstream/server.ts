@@ -1,0 +1,125 @@
+/**
+ * A programmable loopback upstream for tests, the benchmark and the chaos script.
+ * Runs in Node (plain `node:http`). Every request is logged with the `Idempotency-Key`
+ * and `X-Edgestep-Attempt` it carried, so tests can count executions.
+ *
+ *   GET  /facilities|/shipments|/contaminants|/inspections   the fake domain API (JSON)
+ *   ANY  /echo                 { method, query, headers, body }
+ *   ANY  /script/<key>?plan=503,503,200&retryAfter=1&delay=0
+ *                              the n-th call for <key> answers with the n-th status (the last repeats)
+ *   ANY  /delay/<ms>           answers after <ms> milliseconds
+ *   ANY  /hang                 never answers
+ *   ANY  /text                 a text/plain body
+ *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { domainResponse } from "./data.ts";
+
+export interface LoggedCall {
+  method: string;
+  path: string;
+  query: string;
+  idempotencyKey: string | null;
+  attempt: number | null;
+  authorization: string | null;
+  at: number;
+  body: string;
+}
+
+export interface Upstream {
+  url: string;
+  calls: LoggedCall[];
+  close(): Promise<void>;
+}
+
+export async function startUpstream(port = 0): Promise<Upstream> {
+  const calls: LoggedCall[] = [];
+  const counters = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));
+  });
+
+  function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const url = new URL(req.url ?? "/", "http://upstream");
+    const path = url.pathname;
+    if (path === "/_log") {
+      const prefix = url.searchParams.get("prefix") ?? "";
+      return json(res, 200, calls.filter((c) => c.path.startsWith(prefix)));
+    }
+    calls.push({
+      method: req.method ?? "GET",
+      path,
+      query: url.search,
+      idempotencyKey: header(req, "idempotency-key"),
+      attempt: header(req, "x-edgestep-attempt") === null ? null : Number(header(req, "x-edgestep-attempt")),
+      authorization: header(req, "authorization"),
+      at: Date.now(),
+      body,
+    });
+    const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
+    if (domain) return json(res, 200, domain);
+    if (path === "/echo") {
+      return json(res, 200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, body: parse(body) });
+    }
+    if (path === "/text") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return void res.end("plain text");
+    }
+    if (path === "/hang") return;
+    const delay = /^\/delay\/(\d+)$/.exec(path);
+    if (delay) {
+      setTimeout(() => json(res, 200, { ok: true, ms: Number(delay[1]), query: Object.fromEntries(url.searchParams) }), Number(delay[1]));
+      return;
+    }
+    const script = /^\/script\/([^/]+)$/.exec(path);
+    if (script) {
+      const key = script[1]!;
+      const n = counters.get(key) ?? 0;
+      counters.set(key, n + 1);
+      const plan = (url.searchParams.get("plan") ?? "200").split(",").map(Number);
+      const status = plan[Math.min(n, plan.length - 1)]!;
+      const headers: Record<string, string> = {};
+      const retryAfter = url.searchParams.get("retryAfter");
+      if (retryAfter && status !== 200) headers["retry-after"] = retryAfter;
+      const respond = () => json(res, status, { key, call: n + 1, status }, headers);
+      const ms = Number(url.searchParams.get("delay") ?? 0);
+      if (ms > 0) setTimeout(respond, ms);
+      else respond();
+      return;
+    }
+    json(res, 404, { error: `no such endpoint: ${path}` });
+  }
+
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | null {
+  const v = req.headers[name];
+  return typeof v === "string" ? v : null;
+}
+
+function parse(body: string): unknown {
+  try {
+    return body === "" ? null : JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
