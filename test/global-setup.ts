@@ -2,11 +2,7 @@
 import type { TestProject } from "vitest/node";
 import { startUpstream } from "./upstream/server.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    upstreamUrl: string;
-  }
-}
+import "./provided.d.ts";
 
 export default async function setup(project: TestProject) {
   const upstream = await startUpstream();

@@ -1,0 +1,12 @@
+// Types of `env` and `exports` from "cloudflare:workers" inside tests.
+import type { Env as WorkerEnv } from "../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {}
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "RunObject";
+    }
+  }
+}

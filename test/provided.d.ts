@@ -1,0 +1,7 @@
+// Values that test/global-setup.ts provides to tests and to vitest.config.ts.
+declare module "vitest" {
+  export interface ProvidedContext {
+    upstreamUrl: string;
+  }
+}
+export {};
