@@ -1,10 +1,10 @@
 /**
  * One iteration (one alarm invocation, SPEC 1): load the checkpoint, ask the scheduler
- * what to do, call tools, commit each outcome before acting on it, repeat until nothing
- * is in flight and nothing is ready, then point the alarm at the earliest due row.
+ * what to do, call tools, commit each outcome before acting on it, and repeat until
+ * nothing is in flight and nothing is ready. Returns when the next iteration should run.
  */
 import type { CompiledPlan } from "../src/engine/plan";
-import type { StepError } from "../src/engine/records";
+import type { RunStatus, StepError } from "../src/engine/records";
 import type { ErrorCategory } from "../src/engine/retry";
 import {
   beginIteration,
@@ -14,19 +14,14 @@ import {
   failureOutcome,
   settle,
   type Action,
-  type FinalStatus,
   type Scheduler,
 } from "../src/engine/scheduler";
-import { stepResult, type StepResult } from "../src/engine/status";
-import {
-  TemplateUnresolvedError,
-  isTruthy,
-  resolveTemplates,
-  type TemplateContext,
-} from "../src/engine/templates";
+import type { StepResult } from "../src/engine/status";
+import { TemplateUnresolvedError, isTruthy, resolveTemplates, type TemplateContext } from "../src/engine/templates";
 import type { ToolSet } from "../src/tools";
 import type { ToolResult } from "../src/tools/tool";
 import type { RunStore } from "./store";
+import { templateContext } from "./template-context";
 import { Wakeup } from "./wakeup";
 
 /** While attempts are in flight the alarm points this far ahead, so a crash resumes the run. */
@@ -36,7 +31,9 @@ export interface IterationDeps {
   store: RunStore;
   tools: ToolSet;
   maxOutputBytes: number;
-  setAlarm(at: number | null): Promise<void>;
+  setAlarm(at: number): Promise<void>;
+  /** The run reached a status users hear about (final, paused): events, webhook. */
+  runStatusChanged(status: RunStatus, now: number): void;
   /** Results of finished steps, kept across iterations (they never change). */
   results: Map<number, StepResult>;
   rand?: () => number;
@@ -47,6 +44,7 @@ export class Iteration {
   private readonly runId: string;
   private s!: Scheduler;
   private attempts: number[] = [];
+  private retryBase: number[] = [];
   private readonly controllers = new Map<number, AbortController>();
   private readonly wake = new Wakeup();
   private leaseUntil = 0;
@@ -56,19 +54,24 @@ export class Iteration {
     this.runId = deps.store.run()!.id;
   }
 
-  async run(): Promise<void> {
+  /** Runs the iteration; resolves to `now` when more work is ready at once, else null (rows decide). */
+  async run(): Promise<number | null> {
     const { store } = this.deps;
     const now = Date.now();
     const rows = store.snapshots();
     this.attempts = rows.map((r) => r.attempts);
+    this.retryBase = rows.map((r) => r.retryBase);
     this.s = createScheduler(this.plan, rows);
     const mode = this.plan.config.mode;
     beginIteration(this.s, now, mode.type === "bounded");
     const hasWork = this.s.interrupted.length > 0 || this.s.readyHead < this.s.ready.length || this.s.outbox.length > 0;
-    if (!hasWork && this.s.finished < rows.length) return this.rearm(); // woken early: nothing due yet
+    if (!hasWork && this.s.finished < rows.length) return null; // woken early: nothing is due yet
 
-    const used = store.run()!.iterations;
-    if (mode.type === "continuous" && used >= mode.maxIterations) return this.failIterationLimit(now);
+    const run = store.run()!;
+    if (mode.type === "continuous" && run.iterations >= mode.maxIterations) {
+      this.failIterationLimit(now, mode.maxIterations);
+      return null;
+    }
     store.beginIteration(now);
     await this.renewLease(now);
     for (const i of this.s.interrupted) {
@@ -84,10 +87,21 @@ export class Iteration {
         await this.wake.wait(next.wakeAt === null ? undefined : next.wakeAt - t);
         continue;
       }
-      if (actions.length > 0) continue; // skips may have released more work
-      store.event("iteration_finished", Date.now());
-      if (next.type === "finish") return this.finishRun(next.status);
-      return this.afterSleep();
+      if (actions.length > 0) continue; // skips and cancels may have released more work
+      const end = Date.now();
+      store.event("iteration_finished", end);
+      if (next.type === "finish") {
+        store.finishRun(next.status, end);
+        this.deps.runStatusChanged(next.status, end);
+        return null;
+      }
+      const budget = store.run()!.iterationBudget;
+      if (budget !== null && store.run()!.iterations >= budget) {
+        store.setRunStatus("paused");
+        this.deps.runStatusChanged("paused", end);
+        return null;
+      }
+      return next.until === end ? end : null;
     }
   }
 
@@ -112,6 +126,9 @@ export class Iteration {
       case "cancel":
         store.stepEnded(step.index, step.id, "cancelled", null, now);
         return;
+      case "resume":
+        this.succeed(action.step, this.attempts[action.step]!, { data: { resumedAt: new Date(now).toISOString() } }, store.step(action.step)!.startedAt ?? now);
+        return;
       default:
         action satisfies never;
     }
@@ -121,8 +138,8 @@ export class Iteration {
     const { store, tools } = this.deps;
     const step = this.plan.steps[i]!;
     const now = Date.now();
-    const context = this.templateContext(i);
-    if (step.when !== undefined && !this.conditionHolds(step.when, context)) {
+    const context = templateContext(store, this.plan, this.runId, i, this.deps.results);
+    if (step.when !== undefined && !conditionHolds(step.when, context)) {
       store.stepEnded(i, step.id, "skipped", "condition_false", now);
       settle(this.s, i, { type: "skipped", reason: "condition_false" });
       this.wake.notify();
@@ -153,6 +170,7 @@ export class Iteration {
       timeoutMs: step.timeoutMs,
       signal: controller.signal,
       maxOutputBytes: this.deps.maxOutputBytes,
+      now,
     };
     void tool
       .invoke(params, call)
@@ -160,38 +178,35 @@ export class Iteration {
       .then((result) => {
         this.controllers.delete(i);
         this.complete(i, attempt, now, result);
+        this.wake.notify();
       });
   }
 
-  /** A `when` that matches nothing is false, like an empty wildcard. */
-  private conditionHolds(when: string | boolean, context: TemplateContext): boolean {
-    try {
-      return isTruthy(resolveTemplates(when, context));
-    } catch (err) {
-      if (err instanceof TemplateUnresolvedError) return false;
-      throw err;
-    }
-  }
-
   private complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
-    const { store } = this.deps;
     const step = this.plan.steps[i]!;
     const now = Date.now();
-    if (result.ok) {
-      const data = JSON.stringify(result.data ?? null);
-      const bytes = new TextEncoder().encode(data).byteLength;
-      if (bytes > this.deps.maxOutputBytes) {
-        const message = `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${this.deps.maxOutputBytes})`;
-        this.recordFailure(i, attempt, { category: "output_too_large", message }, now);
-      } else {
-        store.stepSucceeded(i, step.id, attempt, data, result.status ?? null, now - startedAt, now);
-        settle(this.s, i, { type: "succeeded" });
-      }
-    } else {
+    if ("suspend" in result) {
+      this.deps.store.stepWaiting(i, step.id, attempt, result.suspend.waitingFor, result.suspend.until, now);
+      settle(this.s, i, { type: "wait", at: result.suspend.until });
+    } else if (result.ok) this.succeed(i, attempt, result, startedAt);
+    else {
       const { category, message, status, retryAfterMs } = result;
       this.recordFailure(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
     }
-    this.wake.notify();
+  }
+
+  private succeed(i: number, attempt: number, result: { data: unknown; status?: number }, startedAt: number): void {
+    const step = this.plan.steps[i]!;
+    const now = Date.now();
+    const data = JSON.stringify(result.data ?? null);
+    const bytes = new TextEncoder().encode(data).byteLength;
+    if (bytes > this.deps.maxOutputBytes) {
+      const message = `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${this.deps.maxOutputBytes})`;
+      this.recordFailure(i, attempt, { category: "output_too_large", message }, now);
+      return;
+    }
+    this.deps.store.stepSucceeded(i, step.id, attempt, data, result.status ?? null, now - startedAt, now);
+    settle(this.s, i, { type: "succeeded" });
   }
 
   /** Commits a failed attempt, then the step's fate: a scheduled retry, a failure or a cancellation. */
@@ -204,56 +219,12 @@ export class Iteration {
       settle(this.s, i, { type: "cancelled" });
       return;
     }
-    const outcome = failureOutcome(this.s, step.retry, attempt, error.category as ErrorCategory, now, this.deps.rand ?? Math.random, retryAfterMs);
+    const counted = attempt - this.retryBase[i]!;
+    const rand = this.deps.rand ?? Math.random;
+    const outcome = failureOutcome(this.s, step.retry, counted, error.category as ErrorCategory, now, rand, retryAfterMs);
     if (outcome.type === "retry") store.stepRetrying(i, step.id, attempt, error, outcome.at, now);
     else store.stepFailed(i, step.id, attempt, error, now);
     settle(this.s, i, outcome);
-  }
-
-  private templateContext(i: number): TemplateContext {
-    const { store } = this.deps;
-    const run = store.run()!;
-    const context: TemplateContext = { step: {}, steps: {}, input: this.plan.input, run: { id: run.id, name: this.plan.name } };
-    for (const r of this.plan.steps[i]!.refs) {
-      let result = this.deps.results.get(r);
-      if (!result) {
-        result = stepResult(store.step(r)!);
-        this.deps.results.set(r, result);
-      }
-      context.step[r] = result;
-      context.steps[this.plan.steps[r]!.id] = result;
-    }
-    return context;
-  }
-
-  private async finishRun(status: FinalStatus): Promise<void> {
-    const { store } = this.deps;
-    const now = Date.now();
-    store.finishRun(status, now);
-    if (status === "cancelled") store.event("run_cancelled", now);
-    store.event("run_finished", now, null, null, { status });
-    await this.deps.setAlarm(null);
-  }
-
-  /** Nothing in flight and nothing ready: pause at the bound, or sleep until the next due row. */
-  private async afterSleep(): Promise<void> {
-    const { store } = this.deps;
-    const mode = this.plan.config.mode;
-    const run = store.run()!;
-    if (mode.type === "bounded" && run.iterations >= mode.iterations) {
-      const now = Date.now();
-      store.setRunStatus("paused");
-      store.event("run_paused", now, null, null, { iterations: run.iterations });
-      await this.deps.setAlarm(null);
-      return;
-    }
-    await this.rearm();
-  }
-
-  private async rearm(): Promise<void> {
-    const due = this.deps.store.earliestDue();
-    const pendingReady = this.s.readyHead < this.s.ready.length;
-    await this.deps.setAlarm(pendingReady ? Date.now() : due);
   }
 
   private async renewLease(now: number): Promise<void> {
@@ -262,20 +233,23 @@ export class Iteration {
     await this.deps.setAlarm(this.leaseUntil);
   }
 
-  private async failIterationLimit(now: number): Promise<void> {
+  private failIterationLimit(now: number, max: number): void {
     const { store } = this.deps;
-    const max = this.plan.config.mode.type === "continuous" ? this.plan.config.mode.maxIterations : 0;
-    for (const step of this.plan.steps) {
-      const status = this.s.status[step.index]!;
-      if (status !== "succeeded" && status !== "failed" && status !== "skipped" && status !== "cancelled") {
-        store.stepEnded(step.index, step.id, "cancelled", null, now);
-      }
-    }
+    store.cancelUnfinished(now);
     store.finishRun("failed", now, {
       category: "iteration_limit_exceeded",
       message: `the run used its ${max} iterations (config.mode.maxIterations) without finishing`,
     });
-    store.event("run_finished", now, null, null, { status: "failed", reason: "iteration_limit_exceeded" });
-    await this.deps.setAlarm(null);
+    this.deps.runStatusChanged("failed", now);
+  }
+}
+
+/** A `when` that matches nothing is false, like an empty wildcard. */
+function conditionHolds(when: string | boolean, context: TemplateContext): boolean {
+  try {
+    return isTruthy(resolveTemplates(when, context));
+  } catch (err) {
+    if (err instanceof TemplateUnresolvedError) return false;
+    throw err;
   }
 }

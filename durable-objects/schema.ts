@@ -14,7 +14,10 @@ CREATE TABLE IF NOT EXISTS run (
   started_at INTEGER,
   ended_at INTEGER,
   iterations INTEGER NOT NULL DEFAULT 0,
-  error TEXT
+  -- bounded mode: the iteration count at which the run pauses (grows on resume)
+  iteration_budget INTEGER,
+  error TEXT,
+  events_dropped INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS steps (
   idx INTEGER PRIMARY KEY,
@@ -30,7 +33,9 @@ CREATE TABLE IF NOT EXISTS steps (
   data TEXT,
   error TEXT,
   http_status INTEGER,
-  execution_ms INTEGER
+  execution_ms INTEGER,
+  -- attempts made before the last redrive: the retry policy counts from here
+  retry_base INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS steps_by_id ON steps (id);
 CREATE INDEX IF NOT EXISTS steps_due ON steps (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
@@ -44,6 +49,19 @@ CREATE TABLE IF NOT EXISTS attempts (
   message TEXT,
   PRIMARY KEY (step_idx, attempt)
 );
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  event_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  body TEXT NOT NULL,
+  due_at INTEGER NOT NULL,
+  -- null while due; set when this attempt was made
+  at INTEGER,
+  http_status INTEGER,
+  error TEXT,
+  PRIMARY KEY (event_id, attempt)
+);
+CREATE INDEX IF NOT EXISTS webhook_due ON webhook_deliveries (due_at) WHERE at IS NULL;
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   type TEXT NOT NULL,

@@ -30,7 +30,7 @@ export class RunStore {
 
   run(): RunRecord | undefined {
     return this.db.one<RunRecord>`SELECT id, owner, status, created_at AS createdAt, started_at AS startedAt,
-      ended_at AS endedAt, iterations, error FROM run`;
+      ended_at AS endedAt, iterations, iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error FROM run`;
   }
 
   plan(): CompiledPlan {
@@ -44,8 +44,10 @@ export class RunStore {
 
   createRun(id: string, owner: string, plan: CompiledPlan, now: number): void {
     this.storage.transactionSync(() => {
-      this.db.run`INSERT INTO run (id, owner, status, plan, created_at)
-        VALUES (${id}, ${owner}, 'pending', ${JSON.stringify(plan)}, ${now})`;
+      const { mode } = plan.config;
+      const budget = mode.type === "bounded" ? mode.iterations : null;
+      this.db.run`INSERT INTO run (id, owner, status, plan, created_at, iteration_budget)
+        VALUES (${id}, ${owner}, 'pending', ${JSON.stringify(plan)}, ${now}, ${budget})`;
       for (const step of plan.steps) {
         this.db.run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
       }
@@ -72,9 +74,9 @@ export class RunStore {
   }
 
   /** What the scheduler needs, one row per step in plan order. */
-  snapshots(): (StepSnapshot & { attempts: number })[] {
-    return this.db.all<StepSnapshot & { attempts: number }>`SELECT status, next_attempt_at AS nextAttemptAt, attempts
-      FROM steps ORDER BY idx`;
+  snapshots(): (StepSnapshot & { attempts: number; retryBase: number })[] {
+    return this.db.all<StepSnapshot & { attempts: number; retryBase: number }>`SELECT status,
+      next_attempt_at AS nextAttemptAt, attempts, retry_base AS retryBase FROM steps ORDER BY idx`;
   }
 
   steps(): StepRecord[] {
@@ -110,6 +112,7 @@ export class RunStore {
 
   stepSucceeded(index: number, stepId: string, attempt: number, data: string, httpStatus: number | null, executionMs: number, now: number): void {
     this.db.run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
+      waiting_for = NULL, next_attempt_at = NULL,
       http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
     this.endAttempt(index, attempt, now);
     this.event("step_succeeded", now, stepId, attempt, { executionMs });
@@ -127,10 +130,48 @@ export class RunStore {
     this.event("step_retry_scheduled", now, stepId, attempt, { ...error, nextAttemptAt: new Date(at).toISOString() });
   }
 
+  /** The attempt suspends durably until `until` (the row is the timer; the alarm points at it). */
+  stepWaiting(index: number, stepId: string, attempt: number, waitingFor: string, until: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'waiting', waiting_for = ${waitingFor}, next_attempt_at = ${until}
+      WHERE idx = ${index}`;
+    this.event("step_waiting", now, stepId, attempt, { waitingFor, until: new Date(until).toISOString() });
+  }
+
   stepEnded(index: number, stepId: string, status: Extract<StepStatus, "skipped" | "cancelled">, reason: SkipReason | null, now: number): void {
     this.db.run`UPDATE steps SET status = ${status}, reason = ${reason}, ended_at = ${now},
       next_attempt_at = NULL WHERE idx = ${index}`;
     if (status === "skipped") this.event("step_skipped", now, stepId, null, { reason });
+  }
+
+  /** A paused run continues until `budget` iterations. */
+  resume(budget: number, now: number): void {
+    this.db.run`UPDATE run SET status = 'running', iteration_budget = ${budget}`;
+    this.event("run_resumed", now, null, null, { iterationBudget: budget });
+  }
+
+  /**
+   * Redrive: failed steps, and those skipped or cancelled because of a failure, become
+   * pending again. Their attempts stay in history; the retry policy counts from here.
+   */
+  redrive(now: number): void {
+    const steps = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM steps WHERE status = 'failed'
+      OR status = 'cancelled' OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`!.n;
+    this.db.run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
+      next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
+      WHERE status = 'failed' OR status = 'cancelled'
+        OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`;
+    this.db.run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL`;
+    this.event("run_resumed", now, null, null, { redrive: true, steps });
+  }
+
+  /** Keeps at most `cap` events, dropping the oldest; the count dropped is kept on the run. */
+  trimEvents(cap: number): void {
+    const row = this.db.one<{ first: number | null; last: number | null }>`SELECT MIN(seq) AS first, MAX(seq) AS last FROM events`!;
+    if (row.first === null || row.last === null || row.last - row.first + 1 <= cap) return;
+    const below = row.last - cap + 1;
+    const dropped = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM events WHERE seq < ${below}`!.n;
+    this.db.run`DELETE FROM events WHERE seq < ${below}`;
+    this.db.run`UPDATE run SET events_dropped = events_dropped + ${dropped}`;
   }
 
   /** Cancels every step that has not finished, closing its open attempt. */

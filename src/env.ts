@@ -16,12 +16,16 @@ export interface Env {
   MAX_STEPS_PER_PLAN?: string | number;
   MAX_PLAN_BYTES?: string | number;
   MAX_OUTPUT_BYTES?: string | number;
+  MAX_EVENTS_PER_RUN?: string | number;
+  WEBHOOK_MAX_ATTEMPTS?: string | number;
 }
 
 export interface Settings {
   maxStepsPerPlan: number;
   maxPlanBytes: number;
   maxOutputBytes: number;
+  maxEventsPerRun: number;
+  webhookMaxAttempts: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
 }
@@ -45,6 +49,8 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
     maxStepsPerPlan: intVar(env.MAX_STEPS_PER_PLAN, DEFAULT_MAX_STEPS, "MAX_STEPS_PER_PLAN", HARD_MAX_STEPS),
     maxPlanBytes: intVar(env.MAX_PLAN_BYTES, 1_048_576, "MAX_PLAN_BYTES"),
     maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES"),
+    maxEventsPerRun: intVar(env.MAX_EVENTS_PER_RUN, 50_000, "MAX_EVENTS_PER_RUN"),
+    webhookMaxAttempts: intVar(env.WEBHOOK_MAX_ATTEMPTS, 6, "WEBHOOK_MAX_ATTEMPTS", 20),
     allowedHosts,
     tools: new ToolSet({
       registry: parseRegistry(env.TOOLS),

@@ -4,7 +4,11 @@ import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
 import { compileRequest } from "./plans";
+import { z } from "zod";
+import type { ControlOutcome } from "../../durable-objects/run-object";
+import { eventsResponse } from "./events";
 import type { AppEnv } from "./types";
+import { readControlBody } from "./validate-input";
 
 export const runRoutes = new Hono<AppEnv>();
 
@@ -53,9 +57,31 @@ runRoutes.get("/:runId/results", async (c) => {
   return c.json((await stub.results(c.get("owner"))) ?? notFound(runId));
 });
 
+runRoutes.get("/:runId/events", async (c) => {
+  const { runId, stub } = runStub(c);
+  return eventsResponse(c, stub, () => notFound(runId));
+});
+
+function controlled(runId: string, outcome: ControlOutcome) {
+  if (outcome === null) notFound(runId);
+  if (!outcome.ok) throw new ConflictError(`run "${runId}": ${outcome.message}`);
+  return { runId, status: outcome.status };
+}
+
 runRoutes.post("/:runId/cancel", async (c) => {
   const { runId, stub } = runStub(c);
-  const outcome = (await stub.cancel(c.get("owner"))) ?? notFound(runId);
-  if (!outcome.ok) throw new ConflictError(`run "${runId}" already ended as ${outcome.status}`);
-  return c.json({ runId, status: outcome.status });
+  return c.json(controlled(runId, await stub.cancel(c.get("owner"))));
+});
+
+const resumeSchema = z.strictObject({ iterations: z.int().min(1).max(1_000_000).optional() });
+
+runRoutes.post("/:runId/resume", async (c) => {
+  const { runId, stub } = runStub(c);
+  const body = await readControlBody(c, resumeSchema);
+  return c.json(controlled(runId, await stub.resume(c.get("owner"), body.iterations)));
+});
+
+runRoutes.post("/:runId/retry", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json(controlled(runId, await stub.redrive(c.get("owner"))));
 });

@@ -14,6 +14,9 @@ export interface RunRecord {
   startedAt: number | null;
   endedAt: number | null;
   iterations: number;
+  /** Bounded mode: the run pauses when `iterations` reaches it. */
+  iterationBudget: number | null;
+  eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
   error: string | null;
 }

@@ -40,7 +40,9 @@ export interface StepSnapshot {
 export type Action =
   | { type: "start"; step: number }
   | { type: "skip"; step: number; reason: SkipReason }
-  | { type: "cancel"; step: number };
+  | { type: "cancel"; step: number }
+  /** A waiting step's timer is due: the shell completes it. */
+  | { type: "resume"; step: number };
 
 /** What the iteration does once the actions are done. */
 export type Next =
@@ -55,7 +57,9 @@ export type Outcome =
   | { type: "failed" }
   | { type: "skipped"; reason: SkipReason }
   | { type: "cancelled" }
-  | { type: "retry"; at: number };
+  | { type: "retry"; at: number }
+  /** The attempt suspends (a durable `wait`) until `at`; then a `resume` action comes. */
+  | { type: "wait"; at: number };
 
 export interface Scheduler {
   readonly deps: readonly (readonly number[])[];
@@ -178,6 +182,10 @@ export function settle(s: Scheduler, i: number, outcome: Outcome): void {
       setStatus(s, i, "retrying");
       s.timers.push(outcome.at, i);
       return;
+    case "wait":
+      setStatus(s, i, "waiting");
+      s.timers.push(outcome.at, i);
+      return;
     case "succeeded":
       setStatus(s, i, "succeeded");
       break;
@@ -293,6 +301,10 @@ function releaseDueTimers(s: Scheduler, now: number): void {
     if (s.status[i] === "retrying") {
       setStatus(s, i, "pending");
       s.ready.push(i);
+    } else if (s.status[i] === "waiting" && !s.halted) {
+      setStatus(s, i, "running");
+      s.running++;
+      s.outbox.push({ type: "resume", step: i });
     }
   }
 }
@@ -300,7 +312,7 @@ function releaseDueTimers(s: Scheduler, now: number): void {
 function nextTimer(s: Scheduler): number | null {
   while (s.timers.size > 0) {
     const [at, i] = s.timers.peek()!;
-    if (s.status[i] === "retrying" && !s.halted) return at;
+    if ((s.status[i] === "retrying" || s.status[i] === "waiting") && !s.halted) return at;
     s.timers.pop();
   }
   return null;

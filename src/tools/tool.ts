@@ -14,11 +14,15 @@ export interface ToolCall {
   /** Aborted when the run is cancelled. */
   signal: AbortSignal;
   maxOutputBytes: number;
+  /** When the attempt started (tools that wait measure from it). */
+  now: number;
 }
 
 export type ToolResult =
   | { ok: true; data: unknown; status?: number }
-  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number };
+  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number }
+  /** The step waits durably (an alarm, never a timer) until `until`, then succeeds. */
+  | { suspend: { waitingFor: "timer"; until: number } };
 
 export interface Tool extends ToolSpec {
   readonly name: string;

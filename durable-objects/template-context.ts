@@ -1,0 +1,30 @@
+/** Builds the template context of SPEC 3.1 for one step, loading only the results it references. */
+import type { CompiledPlan } from "../src/engine/plan";
+import { stepResult, type StepResult } from "../src/engine/status";
+import type { TemplateContext } from "../src/engine/templates";
+import type { RunStore } from "./store";
+
+export function templateContext(
+  store: RunStore,
+  plan: CompiledPlan,
+  runId: string,
+  index: number,
+  cache: Map<number, StepResult>,
+): TemplateContext {
+  const context: TemplateContext = {
+    step: {},
+    steps: {},
+    input: plan.input,
+    run: { id: runId, name: plan.name },
+  };
+  for (const r of plan.steps[index]!.refs) {
+    let result = cache.get(r);
+    if (!result) {
+      result = stepResult(store.step(r)!);
+      cache.set(r, result);
+    }
+    context.step[r] = result;
+    context.steps[plan.steps[r]!.id] = result;
+  }
+  return context;
+}

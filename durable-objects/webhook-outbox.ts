@@ -1,0 +1,128 @@
+/**
+ * The run's webhook outbox (SPEC 5.7). A run reaching a final status, `paused` or
+ * `waiting` enqueues one event; each delivery attempt is a row, due at a time, sent by
+ * the alarm. Non-2xx or a network failure schedules the next attempt (1 s, 2 s, 4 s, ...)
+ * until `maxAttempts`. Delivery is at least once: receivers dedupe on `eventId`.
+ */
+import { checkUrl, type AllowedHosts } from "../src/engine/egress";
+import { signatureHeader } from "../src/webhooks/signature";
+import type { Fetcher } from "../src/tools/http-client";
+import type { Sql } from "./sql";
+
+export const DEFAULT_WEBHOOK_ATTEMPTS = 6;
+const TIMEOUT_MS = 10_000;
+
+export interface WebhookTarget {
+  url: string;
+  secret: string | undefined;
+}
+
+export interface WebhookDeps {
+  fetcher: Fetcher;
+  allowedHosts: AllowedHosts;
+  maxAttempts: number;
+  /** Records `webhook_delivered` / `webhook_failed` in the run's event log. */
+  event(type: "webhook_delivered" | "webhook_failed", now: number, data: unknown): void;
+}
+
+interface DeliveryRow {
+  eventId: string;
+  attempt: number;
+  type: string;
+  body: string;
+  dueAt: number;
+  at: number | null;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+export class WebhookOutbox {
+  constructor(
+    private readonly db: Sql,
+    private readonly deps: WebhookDeps,
+  ) {}
+
+  enqueue(type: string, payload: Record<string, unknown>, now: number): string {
+    const eventId = `evt_${crypto.randomUUID().replaceAll("-", "")}`;
+    const body = JSON.stringify({ type, eventId, ...payload });
+    this.db.run`INSERT INTO webhook_deliveries (event_id, attempt, type, body, due_at)
+      VALUES (${eventId}, 1, ${type}, ${body}, ${now})`;
+    return eventId;
+  }
+
+  earliestDue(): number | null {
+    return this.db.one<{ at: number | null }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at;
+  }
+
+  /** Sends every due attempt. Each is marked as made before the next is scheduled. */
+  async deliverDue(target: WebhookTarget, now: number): Promise<void> {
+    const due = this.db.all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, body, due_at AS dueAt
+      FROM webhook_deliveries WHERE at IS NULL AND due_at <= ${now} ORDER BY due_at`;
+    await Promise.all(due.map((row) => this.attempt(target, row)));
+  }
+
+  private async attempt(target: WebhookTarget, row: DeliveryRow): Promise<void> {
+    const outcome = await this.send(target, row);
+    const at = Date.now();
+    this.db.run`UPDATE webhook_deliveries SET at = ${at}, http_status = ${outcome.status ?? null},
+      error = ${outcome.error ?? null} WHERE event_id = ${row.eventId} AND attempt = ${row.attempt}`;
+    const info = { eventId: row.eventId, type: row.type, attempt: row.attempt, ...outcome };
+    if (outcome.ok) {
+      this.deps.event("webhook_delivered", at, info);
+    } else if (row.attempt < this.deps.maxAttempts) {
+      const dueAt = at + 1000 * 2 ** (row.attempt - 1);
+      this.db.run`INSERT INTO webhook_deliveries (event_id, attempt, type, body, due_at)
+        VALUES (${row.eventId}, ${row.attempt + 1}, ${row.type}, ${row.body}, ${dueAt})`;
+    } else {
+      this.deps.event("webhook_failed", at, info);
+    }
+  }
+
+  private async send(target: WebhookTarget, row: DeliveryRow): Promise<{ ok: boolean; status?: number; error?: string }> {
+    const problem = checkUrl(target.url, this.deps.allowedHosts);
+    if (problem) return { ok: false, error: problem.message };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "user-agent": "edgestep-webhooks",
+      "x-edgestep-event-id": row.eventId,
+    };
+    if (target.secret) {
+      headers["x-edgestep-signature"] = await signatureHeader(target.secret, row.body, Math.floor(Date.now() / 1000));
+    }
+    try {
+      const res = await this.deps.fetcher(
+        new Request(target.url, { method: "POST", headers, body: row.body, signal: AbortSignal.timeout(TIMEOUT_MS) }),
+      );
+      await res.body?.cancel();
+      return res.ok ? { ok: true, status: res.status } : { ok: false, status: res.status, error: `HTTP ${res.status}` };
+    } catch (err) {
+      return { ok: false, error: `request failed: ${(err as Error).message}` };
+    }
+  }
+
+  /** `{ url, state, deliveries }` for the run's status (SPEC 6). */
+  view(url: string) {
+    const rows = this.db.all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, due_at AS dueAt, at,
+      http_status AS httpStatus, error FROM webhook_deliveries ORDER BY due_at, attempt`;
+    const deliveries = rows
+      .filter((r) => r.at !== null)
+      .map((r) => ({
+        eventId: r.eventId,
+        type: r.type,
+        attempt: r.attempt,
+        at: new Date(r.at!).toISOString(),
+        ...(r.httpStatus !== null && { status: r.httpStatus }),
+        ...(r.error !== null && { error: r.error }),
+      }));
+    return { url, state: this.state(rows), deliveries };
+  }
+
+  /** The state of the latest event: delivered, failed (attempts exhausted), or pending. */
+  private state(rows: DeliveryRow[]): "pending" | "delivered" | "failed" {
+    const last = rows[rows.length - 1];
+    if (!last || last.at === null) return "pending";
+    const latest = rows.filter((r) => r.eventId === last.eventId);
+    if (latest.some((r) => r.httpStatus !== null && r.httpStatus < 300 && r.error === null)) return "delivered";
+    return last.attempt >= this.deps.maxAttempts ? "failed" : "pending";
+  }
+}

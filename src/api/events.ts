@@ -1,0 +1,72 @@
+/**
+ * `GET /v1/runs/:runId/events`: pages through the run's event log, or, with
+ * `Accept: text/event-stream`, streams it live as SSE (`id:` = seq), resuming after
+ * `Last-Event-ID`, and closing after `run_finished`.
+ */
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import { z } from "zod";
+import type { EventRecord } from "../engine/records";
+import type { AppEnv } from "./types";
+import { parseInput } from "./validate-input";
+
+const querySchema = z.object({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const POLL_MS = 250;
+const KEEPALIVE_MS = 15_000;
+
+export function eventView(e: EventRecord) {
+  return {
+    seq: e.seq,
+    type: e.type,
+    at: new Date(e.at).toISOString(),
+    ...(e.stepId !== null && { stepId: e.stepId }),
+    ...(e.attempt !== null && { attempt: e.attempt }),
+    ...(e.data !== null && { data: JSON.parse(e.data) as unknown }),
+  };
+}
+
+type EventsStub = {
+  events(owner: string, after: number, limit: number): Promise<{ events: EventRecord[]; dropped: number; finished: boolean } | null>;
+};
+
+export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
+  const owner = c.get("owner");
+  const query = parseInput(querySchema, c.req.query(), "query");
+  if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
+    const page = (await stub.events(owner, query.after, query.limit + 1)) ?? onMissing();
+    const more = page.events.length > query.limit;
+    const events = page.events.slice(0, query.limit).map(eventView);
+    const next = more ? events[events.length - 1]!.seq : null;
+    return c.json({ events, next, dropped: page.dropped });
+  }
+  const lastId = Number(c.req.header("last-event-id"));
+  let after = Number.isInteger(lastId) && lastId >= 0 ? lastId : query.after;
+  const first = (await stub.events(owner, after, 500)) ?? onMissing();
+  return streamSSE(c, async (stream) => {
+    let aborted = false;
+    stream.onAbort(() => {
+      aborted = true;
+    });
+    let page: Awaited<ReturnType<EventsStub["events"]>> = first;
+    let quietSince = Date.now();
+    while (!aborted && page) {
+      for (const e of page.events) {
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(eventView(e)) });
+        after = e.seq;
+        if (e.type === "run_finished") return;
+      }
+      if (page.events.length === 0 && page.finished) return;
+      if (page.events.length > 0) quietSince = Date.now();
+      else if (Date.now() - quietSince > KEEPALIVE_MS) {
+        await stream.write(": keep-alive\n\n");
+        quietSince = Date.now();
+      }
+      if (page.events.length < 500) await stream.sleep(POLL_MS);
+      page = await stub.events(owner, after, 500);
+    }
+  });
+}

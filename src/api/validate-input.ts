@@ -1,0 +1,25 @@
+/** zod for every request input that is not a plan: query strings and control bodies. */
+import type { Context } from "hono";
+import type { z } from "zod";
+import { zodIssues } from "../engine/validate";
+import { InvalidPlanError } from "../errors";
+import { readJson } from "./body";
+
+const CONTROL_BODY_BYTES = 64 * 1024;
+
+export function parseInput<T extends z.ZodType>(schema: T, value: unknown, prefix: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = zodIssues(result.error).map((i) => ({ ...i, path: i.path ? `${prefix}.${i.path}` : prefix }));
+  throw new InvalidPlanError(issues, "invalid_request");
+}
+
+/** A control route's optional JSON body: absent or empty means `{}`. */
+export async function readControlBody<T extends z.ZodType>(c: Context<any>, schema: T): Promise<z.output<T>> {
+  const empty = c.req.header("content-length") === "0" || !c.req.raw.body;
+  const raw = empty ? {} : await readJson(c, CONTROL_BODY_BYTES, "request body").catch((err: unknown) => {
+    if (err instanceof InvalidPlanError && /empty/.test(err.message)) return {};
+    throw err;
+  });
+  return parseInput(schema, raw, "body");
+}
