@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { EdgestepError, InvalidPlanError } from "../errors";
+import { authenticate } from "./auth";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
 import type { AppEnv } from "./types";
@@ -10,11 +11,7 @@ import type { AppEnv } from "./types";
 export function createApp() {
   const app = new Hono<AppEnv>();
 
-  app.use("/v1/*", async (c, next) => {
-    // Authentication arrives with API_KEYS support; until then every caller is one owner.
-    c.set("owner", "public");
-    await next();
-  });
+  app.use("/v1/*", authenticate);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.route("/v1/plans", planRoutes);
@@ -36,6 +33,7 @@ export function createApp() {
       return c.json(body, err.status);
     }
     if (err instanceof HTTPException) {
+      if (err.res) return err.getResponse();
       const status = err.status;
       return c.json({ error: { code: status === 413 ? "payload_too_large" : "bad_request", message: err.message } }, status);
     }

@@ -25,6 +25,7 @@ export interface LoggedCall {
   authorization: string | null;
   at: number;
   body: string;
+  headers: Record<string, string>;
 }
 
 export interface Upstream {
@@ -58,6 +59,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       authorization: header(req, "authorization"),
       at: Date.now(),
       body,
+      headers: Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string")),
     });
     const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
     if (domain) return json(res, 200, domain);
