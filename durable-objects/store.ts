@@ -104,9 +104,9 @@ export class RunStore {
     this.event("step_started", now, stepId, attempt);
   }
 
-  endAttempt(index: number, attempt: number, now: number, error?: StepError): void {
+  endAttempt(index: number, attempt: number, now: number, error?: StepError, httpStatus?: number | null): void {
     this.db.run`UPDATE attempts SET ended_at = ${now}, category = ${error?.category ?? null},
-      http_status = ${error?.status ?? null}, message = ${error?.message ?? null}
+      http_status = ${error?.status ?? httpStatus ?? null}, message = ${error?.message ?? null}
       WHERE step_idx = ${index} AND attempt = ${attempt}`;
   }
 
@@ -114,7 +114,7 @@ export class RunStore {
     this.db.run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
       waiting_for = NULL, next_attempt_at = NULL,
       http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
-    this.endAttempt(index, attempt, now);
+    this.endAttempt(index, attempt, now, undefined, httpStatus);
     this.event("step_succeeded", now, stepId, attempt, { executionMs });
   }
 

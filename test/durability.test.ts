@@ -1,0 +1,221 @@
+/**
+ * Durability (SPEC 5.5): the Durable Object is aborted in the middle of an attempt; the
+ * stored checkpoint carries the run on. Steps that succeeded are never called again,
+ * the interrupted attempt is failed as `interrupted` and retried with the same
+ * Idempotency-Key, and a run with work left always has an alarm set.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { RunObject } from "../durable-objects/run-object";
+import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
+
+const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+
+async function start(plan: unknown): Promise<string> {
+  const { res, body } = await submit(plan);
+  expect(res.status, JSON.stringify(body)).toBe(202);
+  return body.runId;
+}
+
+async function stepDetail(runId: string, stepId: string): Promise<any> {
+  const res = await api(`/v1/runs/${runId}/steps/${stepId}`);
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+async function storedAlarm(runId: string): Promise<number | null> {
+  return runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm());
+}
+
+/** Step statuses straight from the Durable Object's SQLite (works while an iteration is in flight). */
+async function storedStepStatus(runId: string): Promise<Record<string, string>> {
+  return runInDurableObject(runStub(runId), (_, state) => {
+    const rows = state.storage.sql.exec<{ id: string; status: string }>("SELECT id, status FROM steps ORDER BY idx").toArray();
+    return Object.fromEntries(rows.map((r) => [r.id, r.status]));
+  });
+}
+
+/** Polls the stored state (bounded) until `stepId` is `running`, i.e. its attempt is in flight. */
+async function untilRunning(runId: string, stepId: string, tries = 200): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if ((await storedStepStatus(runId))[stepId] === "running") return;
+    await scheduler.wait(10);
+  }
+  throw new Error(`step ${stepId} never became running: ${JSON.stringify(await storedStepStatus(runId))}`);
+}
+
+/** Aborts the run's Durable Object instance: in-memory state is lost, storage stays. */
+async function abortObject(runId: string): Promise<void> {
+  const aborted = await runInDurableObject(runStub(runId), (_, state) => {
+    state.abort("test: simulated restart");
+  }).then(
+    () => false,
+    () => true,
+  );
+  expect(aborted).toBe(true);
+}
+
+describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
+  it("resumes the run: succeeded steps are not called again, the interrupted one is retried with the same key", async () => {
+    const key = unique("dur");
+    const runId = await start({
+      steps: [
+        { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
+        { id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=400") }, dependsOn: ["a"], retry: { baseDelayMs: 0 } },
+        { id: "c", tool: "http", params: { url: script(`${key}-c`) }, dependsOn: ["b"] },
+      ],
+    });
+    const stub = runStub(runId);
+
+    // One iteration, not awaited: it runs `a`, then starts `b` and waits on it.
+    const inFlight = runDurableObjectAlarm(stub).then(
+      () => "settled",
+      () => "rejected",
+    );
+    await untilRunning(runId, "b");
+    expect((await storedStepStatus(runId)).a).toBe("succeeded");
+    await abortObject(runId);
+    await inFlight;
+
+    // The attempt was recorded as started before the call; the run still has an alarm.
+    expect((await storedStepStatus(runId)).b).toBe("running");
+    expect(await storedAlarm(runId)).not.toBeNull();
+
+    const final = await drive(runId);
+    expect(final.status).toBe("completed");
+
+    const b = await stepDetail(runId, "b");
+    expect(b.status).toBe("succeeded");
+    expect(b.attempts).toBe(2);
+    expect(b.attemptLog).toHaveLength(2);
+    expect(b.attemptLog[0]).toMatchObject({ attempt: 1, category: "interrupted" });
+    expect(typeof b.attemptLog[0].endedAt).toBe("string");
+    expect(b.attemptLog[1].attempt).toBe(2);
+    expect(b.attemptLog[1].category).toBeUndefined();
+    expect(b.metadata).toMatchObject({ attempts: 2, retries: 1 });
+
+    const a = await stepDetail(runId, "a");
+    expect(a.attempts).toBe(1);
+    expect(a.attemptLog).toHaveLength(1);
+
+    const aCalls = await upstreamCalls(`/script/${key}-a`);
+    expect(aCalls).toHaveLength(1);
+    // Whether the aborted attempt's request reached the upstream is a race: one or two calls, one key.
+    const bCalls = await upstreamCalls(`/script/${key}-b`);
+    expect(bCalls.length).toBeGreaterThanOrEqual(1);
+    expect(bCalls.length).toBeLessThanOrEqual(2);
+    expect(new Set(bCalls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:b`]));
+    expect(bCalls[bCalls.length - 1]!.attempt).toBe(2);
+    expect(await upstreamCalls(`/script/${key}-c`)).toHaveLength(1);
+  });
+
+  it("an interrupted attempt counts against maxRetries", async () => {
+    const key = unique("dur-max");
+    const runId = await start({
+      steps: [{ id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=400") }, retry: { maxRetries: 0 } }],
+    });
+    const inFlight = runDurableObjectAlarm(runStub(runId)).then(
+      () => "settled",
+      () => "rejected",
+    );
+    await untilRunning(runId, "b");
+    await abortObject(runId);
+    await inFlight;
+
+    const final = await drive(runId);
+    expect(final.status).toBe("failed");
+    const b = await stepDetail(runId, "b");
+    expect(b.status).toBe("failed");
+    expect(b.attempts).toBe(1);
+    expect(b.error).toMatchObject({ category: "interrupted" });
+    expect(b.attemptLog).toEqual([expect.objectContaining({ attempt: 1, category: "interrupted" })]);
+  });
+});
+
+describe("alarm() is idempotent (SPEC 5.5)", () => {
+  it("firing the alarm again after completion runs nothing and changes nothing", async () => {
+    const key = unique("idem");
+    const runId = await start({
+      steps: [
+        { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
+        { id: "b", tool: "http", params: { url: script(`${key}-b`) }, dependsOn: ["a"] },
+      ],
+    });
+    const final = await drive(runId);
+    expect(final.status).toBe("completed");
+    const before = await status(runId);
+
+    const stub = runStub(runId);
+    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+
+    expect(await upstreamCalls(`/script/${key}-a`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-b`)).toHaveLength(1);
+    const after = await status(runId);
+    expect(after.status).toBe("completed");
+    expect(after.iterations).toBe(before.iterations);
+    expect(after.steps).toEqual(before.steps);
+  });
+
+  it("firing the alarm twice while a retry is pending does not re-run a succeeded step", async () => {
+    const key = unique("idem-mid");
+    const runId = await start({
+      steps: [
+        { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
+        { id: "b", tool: "http", params: { url: script(`${key}-b`, "?plan=503,200&retryAfter=60") } },
+      ],
+    });
+    const stub = runStub(runId);
+    await runDurableObjectAlarm(stub);
+    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+
+    expect(await upstreamCalls(`/script/${key}-a`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-b`)).toHaveLength(1);
+    const s = await status(runId);
+    expect(s.steps.map((st: any) => st.status)).toEqual(["succeeded", "retrying"]);
+    expect(s.steps[0].attempts).toBe(1);
+  });
+});
+
+describe("a run with work left always has an alarm (SPEC 5.5)", () => {
+  it("creating a run sets an alarm", async () => {
+    const runId = await start({ steps: [{ id: "a", tool: "pass", params: { value: 1 } }] });
+    const alarm = await storedAlarm(runId);
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThanOrEqual(Date.now() + 1000);
+    expect((await status(runId)).status).toBe("pending");
+  });
+
+  it("a scheduled retry keeps an alarm at its due time; a finished run keeps none", async () => {
+    const key = unique("alarm-retry");
+    const runId = await start({
+      steps: [{ id: "s", tool: "http", params: { url: script(key, "?plan=429,200&retryAfter=60") }, retry: { baseDelayMs: 0 } }],
+    });
+    await runDurableObjectAlarm(runStub(runId));
+    const s = await stepDetail(runId, "s");
+    expect(s.status).toBe("retrying");
+    expect(await storedAlarm(runId)).toBe(Date.parse(s.nextAttemptAt));
+
+    await runInDurableObject(runStub(runId), (_, state) => {
+      state.storage.sql.exec("UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL", Date.now());
+    });
+    expect((await drive(runId)).status).toBe("completed");
+    expect(await storedAlarm(runId)).toBeNull();
+  });
+
+  it("while an attempt is in flight the alarm is set (a lease), so a crash resumes the run", async () => {
+    const key = unique("alarm-lease");
+    const runId = await start({
+      steps: [{ id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=300") } }],
+    });
+    const inFlight = runDurableObjectAlarm(runStub(runId));
+    await untilRunning(runId, "b");
+    const lease = await storedAlarm(runId);
+    expect(lease).not.toBeNull();
+    expect(lease!).toBeGreaterThan(Date.now());
+    await inFlight;
+    expect((await status(runId)).status).toBe("completed");
+    expect(await storedAlarm(runId)).toBeNull();
+  });
+});
