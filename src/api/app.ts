@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { EdgestepError, InvalidPlanError } from "../errors";
 import { authenticate } from "./auth";
+import { openApiDocument } from "./openapi";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
 import type { AppEnv } from "./types";
@@ -14,6 +15,8 @@ export function createApp() {
   app.use("/v1/*", authenticate);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
+  let openapi: ReturnType<typeof openApiDocument> | undefined;
+  app.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument())));
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
 

@@ -5,15 +5,11 @@
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { z } from "zod";
 import type { EventRecord } from "../engine/records";
+import { eventsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseInput } from "./validate-input";
 
-const querySchema = z.object({
-  after: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-});
 
 const POLL_MS = 250;
 const KEEPALIVE_MS = 15_000;
@@ -35,7 +31,7 @@ type EventsStub = {
 
 export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
   const owner = c.get("owner");
-  const query = parseInput(querySchema, c.req.query(), "query");
+  const query = parseInput(eventsQuerySchema, c.req.query(), "query");
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
     const page = (await stub.events(owner, query.after, query.limit + 1)) ?? onMissing();
     const more = page.events.length > query.limit;

@@ -4,9 +4,9 @@ import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
 import { compileRequest } from "./plans";
-import { z } from "zod";
 import type { ControlOutcome } from "../../durable-objects/run-object";
 import { eventsResponse } from "./events";
+import { resumeBodySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { readControlBody } from "./validate-input";
 
@@ -73,11 +73,9 @@ runRoutes.post("/:runId/cancel", async (c) => {
   return c.json(controlled(runId, await stub.cancel(c.get("owner"))));
 });
 
-const resumeSchema = z.strictObject({ iterations: z.int().min(1).max(1_000_000).optional() });
-
 runRoutes.post("/:runId/resume", async (c) => {
   const { runId, stub } = runStub(c);
-  const body = await readControlBody(c, resumeSchema);
+  const body = await readControlBody(c, resumeBodySchema);
   return c.json(controlled(runId, await stub.resume(c.get("owner"), body.iterations)));
 });
 

@@ -1,0 +1,124 @@
+/**
+ * `GET /openapi.json`: the OpenAPI 3.1 document of this API, generated from the zod
+ * schemas that validate requests (the plan schema, src/api/schemas.ts). A test checks
+ * that every route the Worker serves is in it.
+ */
+import { z } from "zod";
+import { planSchema } from "../engine/plan-schema";
+import {
+  controlResultSchema,
+  errorSchema,
+  eventsPageSchema,
+  eventsQuerySchema,
+  resumeBodySchema,
+  runCreatedSchema,
+  runStatusSchema,
+  stepResultSchema,
+  stepStatusSchema,
+  validateResultSchema,
+} from "./schemas";
+
+type Schema = z.ZodType;
+
+const json = (schema: Schema, io: "input" | "output" = "output") => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+};
+
+const content = (schema: Schema, io: "input" | "output" = "output") => ({
+  "application/json": { schema: json(schema, io) },
+});
+
+const error = (description: string) => ({ description, content: content(errorSchema) });
+
+const runIdParam = { name: "runId", in: "path", required: true, schema: { type: "string", pattern: "^run_[0-9a-f]{32}$" } };
+
+function queryParams(schema: z.ZodObject) {
+  return Object.entries(schema.shape).map(([name, field]) => ({
+    name,
+    in: "query",
+    required: false,
+    schema: json(field as Schema, "input"),
+  }));
+}
+
+export function openApiDocument() {
+  const planBody = { required: true, content: content(planSchema(), "input") };
+  const notFound = error("no such run (or not yours)");
+  const conflict = error("not allowed in the run's current status");
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "edgestep",
+      version: "1",
+      description: "A durable plan executor on Cloudflare Workers. Bearer auth applies to /v1 routes when API_KEYS is set.",
+    },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { Plan: json(planSchema(), "input"), Error: json(errorSchema) },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      "/healthz": { get: { summary: "Liveness", security: [], responses: { 200: { description: "ok" } } } },
+      "/openapi.json": { get: { summary: "This document", security: [], responses: { 200: { description: "OpenAPI 3.1" } } } },
+      "/v1/plans/validate": {
+        post: {
+          summary: "Validate a plan without running it",
+          requestBody: planBody,
+          responses: { 200: { description: "valid", content: content(validateResultSchema) }, 400: error("invalid plan"), 413: error("plan too large") },
+        },
+      },
+      "/v1/runs": {
+        post: {
+          summary: "Submit a plan",
+          parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: 255 } }],
+          requestBody: planBody,
+          responses: {
+            202: { description: "accepted", content: content(runCreatedSchema) },
+            200: { description: "an existing run for this Idempotency-Key", content: content(runCreatedSchema) },
+            400: error("invalid plan"),
+            413: error("plan too large"),
+          },
+        },
+      },
+      "/v1/runs/{runId}": {
+        get: { summary: "Run status", parameters: [runIdParam], responses: { 200: { description: "status", content: content(runStatusSchema) }, 404: notFound } },
+      },
+      "/v1/runs/{runId}/steps/{stepId}": {
+        get: {
+          summary: "One step: status, result and attempt log",
+          parameters: [runIdParam, { name: "stepId", in: "path", required: true, schema: { type: "string" } }],
+          responses: { 200: { description: "step", content: content(stepStatusSchema.extend(stepResultSchema.omit({ stepId: true }).shape)) }, 404: notFound },
+        },
+      },
+      "/v1/runs/{runId}/results": {
+        get: { summary: "Step results in plan order", parameters: [runIdParam], responses: { 200: { description: "results", content: content(z.array(stepResultSchema)) }, 404: notFound } },
+      },
+      "/v1/runs/{runId}/events": {
+        get: {
+          summary: "The event log: a page as JSON, or a live SSE stream with Accept: text/event-stream (resumes after Last-Event-ID)",
+          parameters: [runIdParam, ...queryParams(eventsQuerySchema)],
+          responses: {
+            200: { description: "events", content: { ...content(eventsPageSchema), "text/event-stream": { schema: { type: "string" } } } },
+            400: error("bad query"),
+            404: notFound,
+          },
+        },
+      },
+      "/v1/runs/{runId}/cancel": {
+        post: { summary: "Cancel a run", parameters: [runIdParam], responses: { 200: { description: "cancelled", content: content(controlResultSchema) }, 404: notFound, 409: conflict } },
+      },
+      "/v1/runs/{runId}/resume": {
+        post: {
+          summary: "Continue a paused run",
+          parameters: [runIdParam],
+          requestBody: { required: false, content: content(resumeBodySchema, "input") },
+          responses: { 200: { description: "resumed", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict },
+        },
+      },
+      "/v1/runs/{runId}/retry": {
+        post: { summary: "Redrive a failed or partial run", parameters: [runIdParam], responses: { 200: { description: "redriven", content: content(controlResultSchema) }, 404: notFound, 409: conflict } },
+      },
+    },
+  };
+}
