@@ -57,7 +57,7 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
       : toolFailure("cancelled", "the run was cancelled");
   try {
     const response = await fetcher(new Request(url, { method: spec.method, headers, body, signal }));
-    const read = await readBody(response, call.maxOutputBytes);
+    const read = await readBody(response, call.maxOutputBytes, signal);
     if (read === "too_large") {
       return toolFailure("output_too_large", `response body exceeds ${call.maxOutputBytes} bytes`, {
         status: response.status,
@@ -70,7 +70,8 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
   }
 }
 
-async function readBody(response: Response, limit: number): Promise<string | "too_large"> {
+/** Reads at most `limit` bytes; an abort (timeout, cancel) stops even a body that never ends. */
+async function readBody(response: Response, limit: number, signal: AbortSignal): Promise<string | "too_large"> {
   const declared = Number(response.headers.get("content-length"));
   if (declared > limit) {
     await response.body?.cancel();
@@ -80,15 +81,22 @@ async function readBody(response: Response, limit: number): Promise<string | "to
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return "too_large";
+  const stop = () => void reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (signal.aborted) throw signal.reason;
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel();
+        return "too_large";
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    signal.removeEventListener("abort", stop);
   }
   const bytes = new Uint8Array(size);
   let offset = 0;

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { checkUrl, parseAllowedHosts } from "../engine/egress";
+import { httpTool } from "./http";
+import type { ToolCall } from "./tool";
+
+function call(overrides: Partial<ToolCall> = {}): ToolCall {
+  return {
+    runId: "run_x",
+    stepId: "s",
+    attempt: 2,
+    idempotencyKey: "run_x:s",
+    timeoutMs: 1000,
+    signal: new AbortController().signal,
+    maxOutputBytes: 1024,
+    now: 0,
+    ...overrides,
+  };
+}
+
+/** A fetcher that records requests and answers with `respond`. */
+function fake(respond: (req: Request) => Response | Promise<Response>) {
+  const seen: Request[] = [];
+  return { seen, fetcher: async (req: Request) => (seen.push(req), respond(req)) };
+}
+
+const allowAll = (url: string) => checkUrl(url, null)?.message ?? null;
+
+describe("http tool", () => {
+  it("sends Idempotency-Key and X-Edgestep-Attempt", async () => {
+    const f = fake(() => Response.json({}));
+    await httpTool(f.fetcher, allowAll).invoke({ url: "https://api.test/x" }, call());
+    expect(f.seen[0]!.headers.get("idempotency-key")).toBe("run_x:s");
+    expect(f.seen[0]!.headers.get("x-edgestep-attempt")).toBe("2");
+  });
+
+  it("joins array query values with commas", async () => {
+    const f = fake(() => Response.json({}));
+    await httpTool(f.fetcher, allowAll).invoke({ url: "https://api.test/x", query: { ids: ["S1", "S2"], n: 3 } }, call());
+    expect(new URL(f.seen[0]!.url).search).toBe("?ids=S1%2CS2&n=3");
+  });
+
+  it("sends a non-string body as JSON", async () => {
+    const f = fake(() => Response.json({}));
+    await httpTool(f.fetcher, allowAll).invoke({ url: "https://api.test/x", method: "post", body: { a: [1] } }, call());
+    expect(f.seen[0]!.method).toBe("POST");
+    expect(f.seen[0]!.headers.get("content-type")).toBe("application/json");
+    expect(await f.seen[0]!.text()).toBe('{"a":[1]}');
+  });
+
+  it("parses JSON responses and keeps text as text", async () => {
+    const json = await httpTool(fake(() => Response.json({ a: 1 })).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    const text = await httpTool(fake(() => new Response("hello")).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    expect(json).toEqual({ ok: true, data: { a: 1 }, status: 200 });
+    expect(text).toEqual({ ok: true, data: "hello", status: 200 });
+  });
+
+  it("fails invalid JSON with a JSON content type as invalid_data", async () => {
+    const res = () => new Response("{not json", { headers: { "content-type": "application/json" } });
+    const out = await httpTool(fake(res).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    expect(out).toMatchObject({ ok: false, category: "invalid_data" });
+  });
+
+  it("stops reading a body larger than the output limit", async () => {
+    let pulled = 0;
+    const endless = new ReadableStream({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(512));
+      },
+    });
+    const out = await httpTool(fake(() => new Response(endless)).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    expect(out).toMatchObject({ ok: false, category: "output_too_large" });
+    expect(pulled).toBeLessThan(10);
+  });
+
+  it("times out a body that never ends", async () => {
+    const stalled = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("[1,")) });
+    const out = await httpTool(fake(() => new Response(stalled)).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call({ timeoutMs: 100 }),
+    );
+    expect(out).toMatchObject({ ok: false, category: "timeout" });
+  });
+
+  it("reports a failed connection as network", async () => {
+    const out = await httpTool(async () => { throw new TypeError("connection refused"); }, allowAll).invoke({ url: "https://api.test/" }, call());
+    expect(out).toMatchObject({ ok: false, category: "network" });
+  });
+
+  it("categorizes 429 and reads Retry-After", async () => {
+    const res = () => new Response("slow down", { status: 429, headers: { "retry-after": "7" } });
+    const out = await httpTool(fake(res).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    expect(out).toMatchObject({ ok: false, category: "rate_limited", status: 429, retryAfterMs: 7000 });
+  });
+
+  it("checks a URL built at run time against ALLOWED_HOSTS before calling", async () => {
+    const allowed = parseAllowedHosts("api.test,*.trusted.test");
+    const f = fake(() => Response.json({}));
+    const tool = httpTool(f.fetcher, (url) => checkUrl(url, allowed)?.message ?? null);
+    const denied = await tool.invoke({ url: "https://evil.test/steal" }, call());
+    const ok = await tool.invoke({ url: "https://a.trusted.test/" }, call());
+    expect(denied).toMatchObject({ ok: false, category: "egress_denied" });
+    expect(ok).toMatchObject({ ok: true });
+    expect(f.seen).toHaveLength(1);
+  });
+});
