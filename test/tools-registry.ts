@@ -7,8 +7,9 @@ export function testRegistry(upstreamUrl: string) {
     inspections_list: { url: `${upstreamUrl}/inspections` },
     analytics: { url: `${upstreamUrl}/echo`, method: "POST" },
     unknown_endpoint: { url: `${upstreamUrl}/no-such-endpoint` },
-    secure_echo: {
-      url: `${upstreamUrl}/echo`,
+    // Sends a secret header; the endpoint does not echo headers back.
+    secure_call: {
+      url: `${upstreamUrl}/script/secure-call`,
       method: "POST",
       headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}" },
     },
