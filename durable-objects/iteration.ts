@@ -126,9 +126,13 @@ export class Iteration {
       case "cancel":
         store.stepEnded(step.index, step.id, "cancelled", null, now);
         return;
-      case "resume":
-        this.succeed(action.step, this.attempts[action.step]!, { data: { resumedAt: new Date(now).toISOString() } }, store.step(action.step)!.startedAt ?? now);
+      case "resume": {
+        // A durable wait came due: the step succeeds now, and the loop must look again.
+        const startedAt = store.step(action.step)!.startedAt ?? now;
+        this.succeed(action.step, this.attempts[action.step]!, { data: { resumedAt: new Date(now).toISOString() } }, startedAt);
+        this.wake.notify();
         return;
+      }
       default:
         action satisfies never;
     }

@@ -103,7 +103,7 @@ export class WebhookOutbox {
   /** `{ url, state, deliveries }` for the run's status (SPEC 6). */
   view(url: string) {
     const rows = this.db.all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, due_at AS dueAt, at,
-      http_status AS httpStatus, error FROM webhook_deliveries ORDER BY due_at, attempt`;
+      http_status AS httpStatus, error FROM webhook_deliveries ORDER BY rowid`;
     const deliveries = rows
       .filter((r) => r.at !== null)
       .map((r) => ({

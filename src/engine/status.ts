@@ -86,7 +86,7 @@ export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[],
     iterations: run.iterations,
     iterationsRemaining: Math.max(
       0,
-      (mode.type === "continuous" ? mode.maxIterations : mode.iterations) - run.iterations,
+      (mode.type === "continuous" ? mode.maxIterations : (run.iterationBudget ?? mode.iterations)) - run.iterations,
     ),
     progress: {
       completedSteps,

@@ -1,0 +1,297 @@
+/// <reference types="vite/client" />
+/**
+ * Webhooks (SPEC 5.7): a run reaching a final status or `paused` POSTs a signed event to
+ * `webhook.url`; failures are retried by alarm with backoff up to WEBHOOK_MAX_ATTEMPTS,
+ * and every attempt shows in the run's status. Alarms are fired by the test and the next
+ * delivery is made due through SQL.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { verifyEdgestepSignature } from "../examples/verify-webhook";
+import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
+
+const SECRET = "s3cret";
+const MAX_ATTEMPTS = 6; // WEBHOOK_MAX_ATTEMPTS is not set in the test Worker: the default
+
+function plan(
+  hookUrl: string,
+  extra: Record<string, unknown> = {},
+  secret: string | null = SECRET,
+) {
+  return {
+    name: unique("hook"),
+    webhook: { url: hookUrl, ...(secret !== null && { secret }) },
+    steps: [
+      { id: "a", tool: "pass", params: { value: 1 } },
+      { id: "b", tool: "pass", params: { value: "${steps.a.data}" } },
+    ],
+    ...extra,
+  };
+}
+
+function receiver(statuses: string): { path: string; url: string } {
+  const path = `/script/${unique("hook")}`;
+  return { path, url: `${upstreamUrl}${path}?plan=${statuses}` };
+}
+
+async function submitted(p: unknown): Promise<string> {
+  const { res, body } = await submit(p);
+  expect(res.status).toBe(202);
+  return body.runId as string;
+}
+
+/** Makes the pending delivery due and fires the alarm, until none is left or `max` alarms ran. */
+async function deliverAll(runId: string, max = 20): Promise<number> {
+  const stub = runStub(runId);
+  let fired = 0;
+  for (; fired < max; fired++) {
+    await runInDurableObject(stub, (_, state) => {
+      // due now, but not earlier than the attempts already made (the status lists deliveries by due time)
+      state.storage.sql.exec(
+        "UPDATE webhook_deliveries SET due_at = (SELECT COALESCE(MAX(at), 0) FROM webhook_deliveries) WHERE at IS NULL",
+      );
+    });
+    if (!(await runDurableObjectAlarm(stub))) break;
+  }
+  return fired;
+}
+
+async function eventsOf(runId: string): Promise<any[]> {
+  return ((await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any).events;
+}
+
+describe("webhook delivery", () => {
+  it("makes the first attempt in the alarm that finishes the run", async () => {
+    const hook = receiver("500,500,200");
+    const runId = await submitted(plan(hook.url));
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const s = await status(runId);
+    expect(s.status).toBe("completed");
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].method).toBe("POST");
+    expect(s.webhook.state).toBe("pending");
+    expect(s.webhook.deliveries).toEqual([expect.objectContaining({ attempt: 1, status: 500 })]);
+  });
+
+  it("retries a failing receiver by alarm until it accepts, with one eventId throughout", async () => {
+    const hook = receiver("500,500,200");
+    const runId = await submitted(plan(hook.url));
+    expect((await drive(runId)).status).toBe("completed");
+    await deliverAll(runId);
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(3);
+    expect(calls.every((c) => c.method === "POST")).toBe(true);
+    const ids = new Set(calls.map((c) => c.headers["x-edgestep-event-id"]));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/\S/);
+    expect(new Set(calls.map((c) => c.body)).size).toBe(1);
+  });
+
+  it("posts { type, eventId, runId, status, summary, startedAt, endedAt }", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(plan(hook.url));
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    const [call] = await upstreamCalls(hook.path);
+    expect(call.headers["content-type"]).toMatch(/^application\/json/);
+    const body = JSON.parse(call.body);
+    expect(Object.keys(body).sort()).toEqual([
+      "endedAt",
+      "eventId",
+      "runId",
+      "startedAt",
+      "status",
+      "summary",
+      "type",
+    ]);
+    expect(body).toEqual({
+      type: "run.completed",
+      eventId: call.headers["x-edgestep-event-id"],
+      runId,
+      status: "completed",
+      summary: s.summary,
+      startedAt: s.startedAt,
+      endedAt: s.endedAt,
+    });
+    expect(body.summary.successfulSteps).toBe(2);
+  });
+
+  it("signs the raw body: examples/verify-webhook.ts accepts it, and rejects a tampered body or a wrong secret", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    const [call] = await upstreamCalls(hook.path);
+    const signature = call.headers["x-edgestep-signature"];
+    expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(await verifyEdgestepSignature(SECRET, signature, call.body)).toBe(true);
+    expect(
+      await verifyEdgestepSignature(SECRET, signature, call.body.replace("completed", "failed")),
+    ).toBe(false);
+    expect(await verifyEdgestepSignature(SECRET, signature, `${call.body} `)).toBe(false);
+    expect(await verifyEdgestepSignature("wrong-secret", signature, call.body)).toBe(false);
+  });
+
+  it("signs every retry, each verifiable", async () => {
+    const hook = receiver("500,200");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    await deliverAll(runId);
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(2);
+    for (const call of calls) {
+      expect(
+        await verifyEdgestepSignature(SECRET, call.headers["x-edgestep-signature"], call.body),
+      ).toBe(true);
+    }
+  });
+
+  it("sends no signature when neither the plan nor the Worker has a secret", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(plan(hook.url, {}, null));
+    await drive(runId);
+    const [call] = await upstreamCalls(hook.path);
+    expect(call.headers["x-edgestep-event-id"]).toBeTruthy();
+    expect(call.headers["x-edgestep-signature"]).toBeUndefined();
+  });
+
+  it("shows every attempt in the run's status: webhook { url, state: delivered, deliveries }", async () => {
+    const hook = receiver("500,500,200");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    await deliverAll(runId);
+    const s = await status(runId);
+    expect(s.webhook.url).toBe(hook.url);
+    expect(s.webhook.state).toBe("delivered");
+    expect(s.webhook.deliveries.map((d: any) => [d.attempt, d.status])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ]);
+    for (const d of s.webhook.deliveries) expect(new Date(d.at).toISOString()).toBe(d.at);
+  });
+
+  it("records a webhook_delivered event once delivered", async () => {
+    const hook = receiver("500,200");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    await deliverAll(runId);
+    const delivered = (await eventsOf(runId)).filter((e) => e.type === "webhook_delivered");
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0].data).toMatchObject({ type: "run.completed", attempt: 2 });
+  });
+
+  it("schedules retries with backoff 1 s, 2 s, 4 s", async () => {
+    const hook = receiver("500");
+    const runId = await submitted(plan(hook.url));
+    const stub = runStub(runId);
+    await drive(runId);
+    const gaps: number[] = [];
+    for (let k = 1; k <= 3; k++) {
+      const { lastAt, alarm } = await runInDurableObject(stub, async (_, state) => {
+        const row = state.storage.sql
+          .exec<{ at: number }>("SELECT MAX(at) AS at FROM webhook_deliveries")
+          .one();
+        return { lastAt: row.at, alarm: await state.storage.getAlarm() };
+      });
+      expect(alarm).not.toBeNull();
+      gaps.push(alarm! - lastAt);
+      await deliverAll(runId, 1);
+    }
+    expect(gaps).toEqual([1000, 2000, 4000]);
+  });
+
+  it("gives up after WEBHOOK_MAX_ATTEMPTS attempts: state failed and a webhook_failed event", async () => {
+    const hook = receiver("500");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    await deliverAll(runId);
+    expect(await upstreamCalls(hook.path)).toHaveLength(MAX_ATTEMPTS);
+    const s = await status(runId);
+    expect(s.status).toBe("completed");
+    expect(s.webhook.state).toBe("failed");
+    expect(s.webhook.deliveries.map((d: any) => d.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    const failed = (await eventsOf(runId)).filter((e) => e.type === "webhook_failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0].data).toMatchObject({ type: "run.completed", attempt: MAX_ATTEMPTS });
+  });
+
+  it("leaves no alarm once it has given up", async () => {
+    const hook = receiver("500");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    await deliverAll(runId);
+    expect(
+      await runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm()),
+    ).toBeNull();
+  });
+
+  it("records a network failure as an attempt with an error", async () => {
+    // port 9 (discard) on loopback: nothing listens there, so the connection is refused
+    const runId = await submitted(plan("http://127.0.0.1:9/hook"));
+    await drive(runId);
+    const s = await status(runId);
+    expect(s.webhook.state).toBe("pending");
+    expect(s.webhook.deliveries).toHaveLength(1);
+    expect(s.webhook.deliveries[0].status).toBeUndefined();
+    expect(s.webhook.deliveries[0].error).toMatch(/\S/);
+  });
+});
+
+describe("webhook events", () => {
+  it("a paused (bounded) run sends run.paused", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(
+      plan(hook.url, { config: { mode: { type: "bounded", iterations: 1 } } }),
+    );
+    expect((await drive(runId)).status).toBe("paused");
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(1);
+    const body = JSON.parse(calls[0].body);
+    expect(body).toMatchObject({ type: "run.paused", runId, status: "paused", endedAt: null });
+    expect(body.summary.successfulSteps).toBe(1);
+  });
+
+  it("a paused run that is resumed and completes sends run.completed as a new event", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(
+      plan(hook.url, { config: { mode: { type: "bounded", iterations: 1 } } }),
+    );
+    await drive(runId);
+    const resumed = await api(`/v1/runs/${runId}/resume`, { method: "POST" });
+    expect(resumed.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    const calls = await upstreamCalls(hook.path);
+    expect(calls.map((c) => JSON.parse(c.body).type)).toEqual(["run.paused", "run.completed"]);
+    expect(new Set(calls.map((c) => c.headers["x-edgestep-event-id"])).size).toBe(2);
+    expect((await status(runId)).webhook.state).toBe("delivered");
+  });
+
+  it("a cancelled run sends run.cancelled", async () => {
+    const hook = receiver("200");
+    const runId = await submitted({
+      name: unique("hook"),
+      webhook: { url: hook.url, secret: SECRET },
+      steps: [{ id: "w", tool: "wait", params: { ms: 600_000 } }],
+    });
+    await runDurableObjectAlarm(runStub(runId));
+    expect((await api(`/v1/runs/${runId}/cancel`, { method: "POST" })).status).toBe(200);
+    await deliverAll(runId);
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(1);
+    expect(JSON.parse(calls[0].body)).toMatchObject({
+      type: "run.cancelled",
+      runId,
+      status: "cancelled",
+    });
+  });
+});
+
+describe("README", () => {
+  it("contains examples/verify-webhook.ts verbatim", async () => {
+    const { default: snippet } = await import("../examples/verify-webhook.ts?raw");
+    const { default: readme } = await import("../README.md?raw");
+    expect(snippet).toContain("verifyEdgestepSignature");
+    expect(readme).toContain(snippet.trim());
+  });
+});
