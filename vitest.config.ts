@@ -1,26 +1,53 @@
+/**
+ * Two test projects, both run by `npm test` (`vitest run`):
+ *  - workers: the unit and integration tests, inside workerd through the Cloudflare pool,
+ *    with the loopback upstream of test/global-setup.ts;
+ *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
+ *    Miniflare and talk to it over real HTTP, with real alarms.
+ */
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { testRegistry } from "./test/tools-registry.ts";
 
 export default defineConfig({
-  plugins: [
-    cloudflareTest(({ inject }) => {
-      const upstreamUrl = inject("upstreamUrl");
-      return {
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: {
-            UPSTREAM_URL: upstreamUrl,
-            TOOLS: JSON.stringify(testRegistry(upstreamUrl)),
-            UPSTREAM_TOKEN: "test-secret-token-value",
-          },
-        },
-      };
-    }),
-  ],
   test: {
-    globalSetup: ["./test/global-setup.ts"],
-    include: ["src/**/*.test.ts", "durable-objects/**/*.test.ts", "test/**/*.test.ts"],
-    exclude: ["test/e2e/**"],
+    projects: [
+      {
+        extends: false,
+        plugins: [
+          cloudflareTest(({ inject }) => {
+            const upstreamUrl = inject("upstreamUrl");
+            return {
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  UPSTREAM_URL: upstreamUrl,
+                  TOOLS: JSON.stringify(testRegistry(upstreamUrl)),
+                  UPSTREAM_TOKEN: "test-secret-token-value",
+                  // Tests create far more runs per minute than the production default allows.
+                  RUNS_PER_MINUTE: "0",
+                },
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "workers",
+          globalSetup: ["./test/global-setup.ts"],
+          include: ["src/**/*.test.ts", "durable-objects/**/*.test.ts", "test/**/*.test.ts"],
+          exclude: ["test/e2e/**"],
+        },
+      },
+      {
+        extends: false,
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

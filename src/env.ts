@@ -1,4 +1,5 @@
 /** The Worker's bindings and the settings derived from them (SPEC 7). */
+import type { RateLimiter } from "../durable-objects/rate-limiter";
 import type { RunObject } from "../durable-objects/run-object";
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
@@ -9,6 +10,7 @@ import { parseRegistry } from "./tools/registry";
 
 export interface Env {
   RUNS: DurableObjectNamespace<RunObject>;
+  LIMITS: DurableObjectNamespace<RateLimiter>;
   TOOLS?: string | Record<string, unknown>;
   API_KEYS?: string;
   ALLOWED_HOSTS?: string;
@@ -18,6 +20,9 @@ export interface Env {
   MAX_OUTPUT_BYTES?: string | number;
   MAX_EVENTS_PER_RUN?: string | number;
   WEBHOOK_MAX_ATTEMPTS?: string | number;
+  RUNS_PER_MINUTE?: string | number;
+  MAX_TEMPLATE_LENGTH?: string | number;
+  MAX_JSON_DEPTH?: string | number;
 }
 
 export interface Settings {
@@ -26,6 +31,10 @@ export interface Settings {
   maxOutputBytes: number;
   maxEventsPerRun: number;
   webhookMaxAttempts: number;
+  /** Runs one API key may create per minute; 0 turns the limit off. */
+  runsPerMinute: number;
+  maxTemplateLength: number;
+  maxJsonDepth: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
 }
@@ -51,6 +60,9 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
     maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES"),
     maxEventsPerRun: intVar(env.MAX_EVENTS_PER_RUN, 50_000, "MAX_EVENTS_PER_RUN"),
     webhookMaxAttempts: intVar(env.WEBHOOK_MAX_ATTEMPTS, 6, "WEBHOOK_MAX_ATTEMPTS", 20),
+    runsPerMinute: env.RUNS_PER_MINUTE === "0" || env.RUNS_PER_MINUTE === 0 ? 0 : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
+    maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
+    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH"),
     allowedHosts,
     tools: new ToolSet({
       registry: parseRegistry(env.TOOLS),

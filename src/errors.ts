@@ -48,6 +48,18 @@ export class ConflictError extends EdgestepError {
   readonly status = 409;
 }
 
+/** Too many requests; `retryAfterSeconds` becomes the `Retry-After` header. */
+export class RateLimitedError extends EdgestepError {
+  readonly code = "rate_limited";
+  readonly status = 429;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 export class UnauthorizedError extends EdgestepError {
   readonly code = "unauthorized";
   readonly status = 401;

@@ -60,3 +60,8 @@ let counter = 0;
 export function unique(label = "k"): string {
   return `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/** Calls the upstream received from one run (by its `Idempotency-Key`) on paths starting with `prefix`. */
+export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
+  return (await upstreamCalls(prefix)).filter((c) => typeof c.idempotencyKey === "string" && c.idempotencyKey.startsWith(`${runId}:`));
+}

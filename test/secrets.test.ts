@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, execute, runStub, upstreamCalls } from "./helpers";
 
-const SECRET = env.UPSTREAM_TOKEN as unknown as string;
+const SECRET = env.UPSTREAM_TOKEN;
 
 describe("registry secrets", () => {
   it("are sent to the upstream and appear nowhere in run state, status, events or results", async () => {

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
-import { EdgestepError, InvalidPlanError } from "../errors";
+import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { openApiDocument } from "./openapi";
 import { planRoutes } from "./plans";
@@ -26,6 +26,7 @@ export function createApp() {
 
   app.onError((err, c) => {
     if (err instanceof EdgestepError) {
+      if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
       const body = {
         error: {
           code: err.code,

@@ -1,7 +1,7 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
 import { Hono, type Context } from "hono";
 import { settings } from "../env";
-import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
+import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
 import { compileRequest } from "./plans";
 import type { ControlOutcome } from "../../durable-objects/run-object";
@@ -24,8 +24,15 @@ function notFound(runId: string): never {
 }
 
 runRoutes.post("/", async (c) => {
-  const plan = await compileRequest(c, settings(c.env));
+  const config = settings(c.env);
+  const plan = await compileRequest(c, config);
   const owner = c.get("owner");
+  if (config.runsPerMinute > 0) {
+    const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
+    if (!quota.ok) {
+      throw new RateLimitedError(`more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`, quota.retryAfterSeconds);
+    }
+  }
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
     throw new InvalidPlanError([{ path: "Idempotency-Key", message: "must be 1 to 255 characters" }], "invalid_request");

@@ -1,0 +1,79 @@
+/**
+ * Boots the Worker the way a user deploys it, for the e2e tests (plain Node):
+ *  1. `wrangler deploy --dry-run --outdir <tmp>` bundles src/index.ts as `wrangler deploy` would;
+ *  2. wrangler.toml supplies the Miniflare options (compatibility date and flags, the RUNS
+ *     Durable Object on SQLite from its migrations, vars), through wrangler's own converter;
+ *  3. Miniflare runs the bundle in workerd on a real port, with real alarms.
+ * TOOLS is wrangler.toml's demo registry with its upstream address replaced by `upstreamUrl`;
+ * `overrides` sets more variables (e.g. `API_KEYS`).
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const DEMO_UPSTREAM = "http://127.0.0.1:8788";
+
+export interface BootedWorker {
+  /** The Worker's base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Bundles the Worker with wrangler into a fresh temporary directory; returns the script path. */
+async function build(outdir: string): Promise<string> {
+  const wrangler = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+  await promisify(execFile)(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return join(outdir, "index.js");
+}
+
+export async function bootWorker(upstreamUrl: string, overrides: Record<string, string> = {}): Promise<BootedWorker> {
+  const outdir = await mkdtemp(join(tmpdir(), "edgestep-e2e-"));
+  try {
+    const scriptPath = await build(outdir);
+    // The bundle is one ES module, so wrangler's module rules (for unbundled imports) do not apply.
+    const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
+    const { modulesRules: _, ...fromConfig } = workerOptions;
+    // (wrangler types the options loosely: `bindings` are its [vars].)
+    const vars = workerOptions.bindings as Record<string, Json> | undefined;
+    const tools = String(vars?.TOOLS ?? "{}").replaceAll(DEMO_UPSTREAM, upstreamUrl);
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        ...fromConfig,
+        name: "edgestep",
+        rootPath: ROOT,
+        scriptPath,
+        modules: true,
+        modulesRoot: outdir,
+        bindings: { ...vars, TOOLS: tools, ...overrides },
+        host: "127.0.0.1",
+        port: 0,
+      }),
+    );
+    let url: string;
+    try {
+      url = (await mf.ready).origin;
+    } catch (err) {
+      await mf.dispose().catch(() => {});
+      throw err;
+    }
+    return {
+      url,
+      async stop() {
+        await mf.dispose();
+        await rm(outdir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await rm(outdir, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,34 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../src/api/app";
+import { unique } from "./helpers";
+
+const app = createApp();
+const plan = JSON.stringify({ steps: [{ tool: "pass", params: { value: 1 } }] });
+
+describe("RUNS_PER_MINUTE", () => {
+  it("answers 429 with Retry-After past the limit, per API key", async () => {
+    const [a, b] = [unique("key"), unique("key")];
+    const limited = { ...env, API_KEYS: `${a},${b}`, RUNS_PER_MINUTE: "2" };
+    const post = (key: string) =>
+      app.fetch(new Request("http://edgestep.test/v1/runs", { method: "POST", body: plan, headers: { authorization: `Bearer ${key}` } }), limited);
+    expect((await post(a)).status).toBe(202);
+    expect((await post(a)).status).toBe(202);
+    const third = await post(a);
+    expect(third.status).toBe(429);
+    expect(((await third.json()) as any).error.code).toBe("rate_limited");
+    const retryAfter = Number(third.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect((await post(b)).status).toBe(202);
+  });
+
+  it("rejects a bad plan before counting it", async () => {
+    const key = unique("key");
+    const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: "1" };
+    const post = (body: string) =>
+      app.fetch(new Request("http://edgestep.test/v1/runs", { method: "POST", body, headers: { authorization: `Bearer ${key}` } }), limited);
+    expect((await post("{bad")).status).toBe(400);
+    expect((await post(plan)).status).toBe(202);
+  });
+});
