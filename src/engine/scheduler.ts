@@ -69,11 +69,13 @@ export interface Scheduler {
   readonly maxParallel: number;
   status: StepStatus[];
   unfinishedDeps: Int32Array;
-  /** Per step: 1 when a dependency was skipped, 2 when one failed or was cancelled. */
+  /** Per step, the worst finished dependency: 1 skipped, 2 cancelled, 3 failed. */
   badDeps: Uint8Array;
   ready: number[];
   readyHead: number;
   timers: MinHeap;
+  /** Per step: when its current timer (retry or wait) falls due; heap entries at other times are stale. */
+  dueAt: Float64Array;
   outbox: Action[];
   running: number;
   finished: number;
@@ -103,6 +105,7 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
     ready: [],
     readyHead: 0,
     timers: new MinHeap(),
+    dueAt: new Float64Array(n).fill(NaN),
     outbox: [],
     running: 0,
     finished: 0,
@@ -123,7 +126,7 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
       s.interrupted.push(i);
     } else if (status === "retrying" || status === "waiting") {
       const at = rows[i]!.nextAttemptAt;
-      if (at !== null) s.timers.push(at, i);
+      if (at !== null) setTimer(s, i, at);
     }
   }
   for (let i = 0; i < n; i++) {
@@ -180,11 +183,11 @@ export function settle(s: Scheduler, i: number, outcome: Outcome): void {
   switch (outcome.type) {
     case "retry":
       setStatus(s, i, "retrying");
-      s.timers.push(outcome.at, i);
+      setTimer(s, i, outcome.at);
       return;
     case "wait":
       setStatus(s, i, "waiting");
-      s.timers.push(outcome.at, i);
+      setTimer(s, i, outcome.at);
       return;
     case "succeeded":
       setStatus(s, i, "succeeded");
@@ -277,27 +280,40 @@ function depFinished(s: Scheduler, i: number, depStatus: StepStatus): void {
 }
 
 function markBadDep(s: Scheduler, i: number, depStatus: StepStatus): void {
-  if (depStatus === "failed" || depStatus === "cancelled") s.badDeps[i] = 2;
-  else if (depStatus === "skipped" && s.badDeps[i] === 0) s.badDeps[i] = 1;
+  const bad = depStatus === "failed" ? 3 : depStatus === "cancelled" ? 2 : depStatus === "skipped" ? 1 : 0;
+  if (bad > s.badDeps[i]!) s.badDeps[i] = bad;
 }
 
-/** All deps of pending step `i` are finished: make it ready, or skip it. Returns true on skip. */
+/** All deps of pending step `i` are finished: make it ready, or skip (or cancel) it. Returns true when it finished. */
 function release(s: Scheduler, i: number): boolean {
   const bad = s.badDeps[i]!;
   if (bad === 0 || s.allDone[i]) {
     s.ready.push(i);
     return false;
   }
-  const reason: SkipReason = bad === 2 ? "dependency_failed" : "dependency_skipped";
+  if (bad === 2) {
+    // A dependency was cancelled (only a stopping run cancels steps): this one never runs either.
+    setStatus(s, i, "cancelled");
+    s.outbox.push({ type: "cancel", step: i });
+    return true;
+  }
+  const reason: SkipReason = bad === 3 ? "dependency_failed" : "dependency_skipped";
   setStatus(s, i, "skipped");
   s.outbox.push({ type: "skip", step: i, reason });
   return true;
+}
+
+function setTimer(s: Scheduler, i: number, at: number): void {
+  s.dueAt[i] = at;
+  s.timers.push(at, i);
 }
 
 function releaseDueTimers(s: Scheduler, now: number): void {
   for (let top = s.timers.peek(); top && top[0] <= now; top = s.timers.peek()) {
     s.timers.pop();
     const i = top[1];
+    if (s.dueAt[i] !== top[0]) continue; // superseded by a later timer of the same step
+    s.dueAt[i] = NaN;
     if (s.status[i] === "retrying") {
       setStatus(s, i, "pending");
       s.ready.push(i);
@@ -312,7 +328,7 @@ function releaseDueTimers(s: Scheduler, now: number): void {
 function nextTimer(s: Scheduler): number | null {
   while (s.timers.size > 0) {
     const [at, i] = s.timers.peek()!;
-    if ((s.status[i] === "retrying" || s.status[i] === "waiting") && !s.halted) return at;
+    if ((s.status[i] === "retrying" || s.status[i] === "waiting") && s.dueAt[i] === at && !s.halted) return at;
     s.timers.pop();
   }
   return null;

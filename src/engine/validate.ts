@@ -31,6 +31,8 @@ export interface ToolSpec {
 
 export interface ValidationContext {
   maxSteps: number;
+  /** Longest `${...}` expression accepted (default 1024 characters). */
+  maxTemplateLength?: number;
   tool(name: string): ToolSpec | undefined;
   /** A reason to reject a literal URL, or null when it is fine. */
   checkUrl(url: string): UrlProblem | null;
@@ -172,6 +174,11 @@ class Compiler {
       const refs: StepRef[] = [];
       for (const part of parseTemplate(s)) {
         if (part.kind !== "expr") continue;
+        const max = this.ctx.maxTemplateLength ?? 1024;
+        if (part.expr.length > max) {
+          this.issue(path, `template expression is ${part.expr.length} characters, more than ${max} (MAX_TEMPLATE_LENGTH)`);
+          continue;
+        }
         const ref = stepReference(part.expr);
         if (ref) refs.push(ref);
       }

@@ -4,7 +4,7 @@ import type { Tool } from "./tool";
 
 export const passTool: Tool = {
   name: "pass",
-  params: z.strictObject({ value: z.unknown() }),
+  params: z.strictObject({ value: z.unknown().optional() }),
   async invoke(params) {
     return { ok: true, data: params.value ?? null };
   },

@@ -1,0 +1,511 @@
+import { describe, expect, it } from "vitest";
+import { ToolSet } from "../tools";
+import { checkUrl, parseAllowedHosts } from "./egress";
+import type { CompiledPlan } from "./plan";
+import { DEFAULT_RETRY } from "./retry";
+import { compilePlan, type CompileResult, type ValidationContext } from "./validate";
+
+/** The real built-ins (http, pass) plus one registry tool, with a fetcher that is never called. */
+function context(opts: { maxSteps?: number; allowedHosts?: string } = {}): ValidationContext {
+  const allowedHosts = parseAllowedHosts(opts.allowedHosts);
+  const tools = new ToolSet({
+    registry: {
+      shipments_list: {
+        url: "https://api.example.com/shipments",
+        path: "/",
+        method: "GET",
+        headers: {},
+        paramsAs: "query",
+      },
+    },
+    allowedHosts,
+    fetcher: () => {
+      throw new Error("validation must not call tools");
+    },
+    service: () => undefined,
+    secret: () => undefined,
+  });
+  return {
+    maxSteps: opts.maxSteps ?? 1000,
+    tool: (name) => tools.spec(name),
+    checkUrl: (url) => checkUrl(url, allowedHosts),
+  };
+}
+
+const ctx = context();
+const compile = (raw: unknown, c: ValidationContext = ctx): CompileResult => compilePlan(raw, c);
+
+function ok(raw: unknown, c?: ValidationContext): CompiledPlan {
+  const r = compile(raw, c);
+  if (!r.ok) throw new Error(`expected a valid plan, got ${JSON.stringify(r.issues)}`);
+  return r.plan;
+}
+
+function issues(raw: unknown, c?: ValidationContext) {
+  const r = compile(raw, c);
+  if (r.ok) throw new Error("expected the plan to be rejected");
+  return r;
+}
+
+const paths = (raw: unknown, c?: ValidationContext) => issues(raw, c).issues.map((i) => i.path);
+
+const pass = (extra: Record<string, unknown> = {}) => ({
+  tool: "pass",
+  params: { value: 1 },
+  ...extra,
+});
+/** A registry tool: no params schema, so any param name may carry a template. */
+const reg = (params: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  tool: "shipments_list",
+  params,
+  ...extra,
+});
+
+describe("a valid plan", () => {
+  it("compiles the SPEC example's shape", () => {
+    const plan = ok({
+      name: "berlin-contaminants",
+      input: { city: "Berlin" },
+      steps: [
+        {
+          id: "facilities",
+          tool: "http",
+          params: {
+            method: "GET",
+            url: "https://api.example.com/facilities",
+            query: { location: "${input.city}" },
+          },
+        },
+        {
+          id: "shipments",
+          tool: "shipments_list",
+          params: { facility_id: "${steps.facilities.data.*.id}" },
+          dependsOn: ["facilities"],
+        },
+      ],
+    });
+    expect(plan.name).toBe("berlin-contaminants");
+    expect(plan.input).toEqual({ city: "Berlin" });
+    expect(plan.steps.map((s) => [s.id, s.deps])).toEqual([
+      ["facilities", []],
+      ["shipments", [0]],
+    ]);
+  });
+
+  it("gives a step without id its index as a string", () => {
+    const plan = ok({ steps: [pass(), pass({ id: "named" }), pass()] });
+    expect(plan.steps.map((s) => s.id)).toEqual(["0", "named", "2"]);
+  });
+
+  it("lets a dependency name a default id", () => {
+    expect(ok({ steps: [pass(), pass({ dependsOn: ["0"] })] }).steps[1]!.deps).toEqual([0]);
+  });
+
+  it("accepts dependencies by plan index", () => {
+    expect(ok({ steps: [pass({ id: "a" }), pass({ dependsOn: [0] })] }).steps[1]!.deps).toEqual([
+      0,
+    ]);
+  });
+
+  it("accepts depends_on as an alias of dependsOn", () => {
+    expect(ok({ steps: [pass({ id: "a" }), pass({ depends_on: ["a"] })] }).steps[1]!.deps).toEqual([
+      0,
+    ]);
+  });
+
+  it("keeps a plan without name or input as null", () => {
+    const plan = ok({ steps: [pass()] });
+    expect(plan.name).toBeNull();
+    expect(plan.input).toBeNull();
+  });
+
+  it("accepts the informational fields", () => {
+    expect(compile({ steps: [pass({ title: "t", description: "d", parallel: true })] }).ok).toBe(
+      true,
+    );
+  });
+});
+
+describe("implicit dependencies from templates (SPEC 3.3)", () => {
+  it("a steps.<id> reference adds a dependency and a ref", () => {
+    const plan = ok({
+      steps: [pass({ id: "a" }), pass({ id: "b", params: { value: "${steps.a.data}" } })],
+    });
+    expect(plan.steps[1]!.deps).toEqual([0]);
+    expect(plan.steps[1]!.refs).toEqual([0]);
+  });
+
+  it("a step[N] reference adds a dependency", () => {
+    const plan = ok({
+      steps: [pass(), pass(), pass({ params: { value: "x=${step[1].data.*.id}" } })],
+    });
+    expect(plan.steps[2]!.deps).toEqual([1]);
+  });
+
+  it("references deep inside params count", () => {
+    const plan = ok({
+      steps: [
+        pass({ id: "a" }),
+        {
+          tool: "http",
+          params: { url: "https://api.example.com", query: { ids: ["${steps.a.data.*.id}"] } },
+        },
+      ],
+    });
+    expect(plan.steps[1]!.deps).toEqual([0]);
+  });
+
+  it("a reference in when counts", () => {
+    const plan = ok({ steps: [pass({ id: "a" }), pass({ when: "${steps.a.data}" })] });
+    expect(plan.steps[1]!.deps).toEqual([0]);
+  });
+
+  it("explicit and implicit dependencies are merged without duplicates", () => {
+    const plan = ok({
+      steps: [
+        pass({ id: "a" }),
+        pass({ id: "b" }),
+        pass({ dependsOn: ["a", 0], params: { value: "${steps.a.data}${step[1].data}" } }),
+      ],
+    });
+    expect([...plan.steps[2]!.deps].sort()).toEqual([0, 1]);
+    expect([...plan.steps[2]!.refs].sort()).toEqual([0, 1]);
+  });
+
+  it("input and run references add nothing", () => {
+    const plan = ok({
+      input: { x: 1 },
+      steps: [pass(), pass({ params: { value: "${input.x}-${run.id}" } })],
+    });
+    expect(plan.steps[1]!.deps).toEqual([]);
+  });
+
+  it("a dependsOn-only dependency is not a ref", () => {
+    const plan = ok({ steps: [pass({ id: "a" }), pass({ dependsOn: ["a"] })] });
+    expect(plan.steps[1]!.refs).toEqual([]);
+  });
+});
+
+describe("defaults and overrides", () => {
+  it("applies the config defaults", () => {
+    expect(ok({ steps: [pass()] }).config).toMatchObject({
+      maxParallel: 5,
+      stepTimeoutMs: 30_000,
+      failFast: false,
+      mode: { type: "continuous", maxIterations: 10_000 },
+      autoApproveReadonly: true,
+      rollback: false,
+    });
+  });
+
+  it("a bounded mode defaults to 5 iterations", () => {
+    expect(ok({ config: { mode: { type: "bounded" } }, steps: [pass()] }).config.mode).toEqual({
+      type: "bounded",
+      iterations: 5,
+    });
+  });
+
+  it("a step's retry merges over config.retry over the defaults", () => {
+    const plan = ok({
+      config: { retry: { maxRetries: 5, jitter: "none" } },
+      steps: [pass({ retry: { baseDelayMs: 10 } }), pass()],
+    });
+    expect(plan.steps[0]!.retry).toEqual({
+      ...DEFAULT_RETRY,
+      maxRetries: 5,
+      jitter: "none",
+      baseDelayMs: 10,
+    });
+    expect(plan.steps[1]!.retry).toEqual({ ...DEFAULT_RETRY, maxRetries: 5, jitter: "none" });
+  });
+
+  it("a step's timeoutMs overrides config.stepTimeoutMs", () => {
+    const plan = ok({ config: { stepTimeoutMs: 5000 }, steps: [pass({ timeoutMs: 200 }), pass()] });
+    expect(plan.steps.map((s) => s.timeoutMs)).toEqual([200, 5000]);
+  });
+
+  it("onFailure follows failFast unless the step sets it", () => {
+    const plan = ok({
+      config: { failFast: true },
+      steps: [pass(), pass({ onFailure: "continue" })],
+    });
+    expect(plan.steps.map((s) => s.onFailure)).toEqual(["fail_run", "continue"]);
+    expect(ok({ steps: [pass()] }).steps[0]!.onFailure).toBe("continue");
+  });
+
+  it("trigger defaults to all_success", () => {
+    const plan = ok({ steps: [pass(), pass({ trigger: "all_done" })] });
+    expect(plan.steps.map((s) => s.trigger)).toEqual(["all_success", "all_done"]);
+  });
+});
+
+describe("rejections (SPEC 2.2) with their paths", () => {
+  it("an unknown field at plan level", () => {
+    expect(paths({ steps: [pass()], nmae: "x" })).toEqual(["nmae"]);
+  });
+
+  it("an unknown field at config level is the field itself", () => {
+    const r = issues({ config: { maxParralel: 3 }, steps: [pass()] });
+    expect(r.code).toBe("invalid_plan");
+    expect(r.issues).toEqual([
+      { path: "config.maxParralel", message: expect.stringContaining("maxParralel") },
+    ]);
+  });
+
+  it("an unknown field in config.retry", () => {
+    expect(paths({ config: { retry: { maxRetry: 1 } }, steps: [pass()] })).toEqual([
+      "config.retry.maxRetry",
+    ]);
+  });
+
+  it("a plan without steps", () => {
+    expect(paths({ steps: [] })).toEqual(["steps"]);
+    expect(paths({})).toEqual(["steps"]);
+  });
+
+  it.each([null, [], "plan", 42])("a document that is not an object: %j", (raw) => {
+    expect(compile(raw).ok).toBe(false);
+  });
+
+  it("a duplicate id", () => {
+    const r = issues({ steps: [pass({ id: "a" }), pass({ id: "a" })] });
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.1.id"]);
+    expect(r.issues[0]!.message).toContain('"a"');
+  });
+
+  it("an explicit id that repeats a default one", () => {
+    expect(paths({ steps: [pass(), pass({ id: "0" })] })).toEqual(["steps.1.id"]);
+  });
+
+  it("an id that breaks the pattern", () => {
+    expect(paths({ steps: [pass({ id: "has space" })] })).toEqual(["steps.0.id"]);
+    expect(paths({ steps: [pass({ id: "x".repeat(65) })] })).toEqual(["steps.0.id"]);
+  });
+
+  it("an unknown dependency", () => {
+    const r = issues({ steps: [pass({ id: "a" }), pass({ dependsOn: ["nope"] })] });
+    expect(r.issues).toEqual([
+      { path: "steps.1.dependsOn.0", message: expect.stringContaining("nope") },
+    ]);
+  });
+
+  it("an unknown dependency index", () => {
+    expect(paths({ steps: [pass(), pass({ dependsOn: [0, 7] })] })).toEqual([
+      "steps.1.dependsOn.1",
+    ]);
+  });
+
+  it("an unknown dependency under the depends_on alias", () => {
+    expect(paths({ steps: [pass(), pass({ depends_on: ["0", "ghost"] })] })).toEqual([
+      "steps.1.depends_on.1",
+    ]);
+  });
+
+  it("a self-dependency", () => {
+    const r = issues({ steps: [pass({ id: "a", dependsOn: ["a"] })] });
+    expect(r.issues).toEqual([
+      { path: "steps.0.dependsOn.0", message: expect.stringContaining("itself") },
+    ]);
+  });
+
+  it("a self-dependency by index", () => {
+    expect(paths({ steps: [pass(), pass({ dependsOn: [1] })] })).toEqual(["steps.1.dependsOn.0"]);
+  });
+
+  it("a cycle, whose message names its steps", () => {
+    const r = issues({
+      steps: [
+        pass({ id: "a", dependsOn: ["c"] }),
+        pass({ id: "b", dependsOn: ["a"] }),
+        pass({ id: "c", dependsOn: ["b"] }),
+        pass({ id: "d" }),
+      ],
+    });
+    expect(r.code).toBe("invalid_plan");
+    expect(r.issues).toHaveLength(1);
+    const { path, message } = r.issues[0]!;
+    expect(["steps.0.dependsOn.0", "steps.1.dependsOn.0", "steps.2.dependsOn.0"]).toContain(path);
+    expect(message).toMatch(/cycle/);
+    for (const id of ['"a"', '"b"', '"c"']) expect(message).toContain(id);
+    expect(message).not.toContain('"d"');
+  });
+
+  it("a cycle created by a template", () => {
+    const r = issues({
+      steps: [
+        pass({ id: "a", params: { value: "${steps.b.data}" } }),
+        pass({ id: "b", dependsOn: ["a"] }),
+      ],
+    });
+    expect(r.issues[0]!.message).toMatch(/cycle/);
+    expect(["steps.0.params.value", "steps.1.dependsOn.0"]).toContain(r.issues[0]!.path);
+  });
+
+  it("an unknown tool", () => {
+    const r = issues({ steps: [pass(), { tool: "teleport" }] });
+    expect(r.issues).toEqual([
+      { path: "steps.1.tool", message: expect.stringContaining("teleport") },
+    ]);
+  });
+
+  it("a template syntax error, at the string's path", () => {
+    const r = issues({ steps: [pass(), reg({ x: "${step[0].data" })] });
+    expect(r.issues).toEqual([
+      { path: "steps.1.params.x", message: expect.stringMatching(/template/) },
+    ]);
+  });
+
+  it.each([
+    ["an empty expression", "${}"],
+    ["an unknown root", "${foo.bar}"],
+    ["an invalid JSONPath", "${input.a[]}"],
+  ])("a template syntax error: %s", (_name, template) => {
+    expect(paths({ steps: [reg({ x: template })] })).toEqual(["steps.0.params.x"]);
+  });
+
+  it("a template error nested in objects and arrays", () => {
+    const step = { tool: "shipments_list", params: { query: { ids: ["ok", "${}"] } } };
+    expect(paths({ steps: [step] })).toEqual(["steps.0.params.query.ids.1"]);
+  });
+
+  it("a template error in when", () => {
+    expect(paths({ steps: [pass({ when: "${input" })] })).toEqual(["steps.0.when"]);
+  });
+
+  it("a template that references an unknown step id", () => {
+    const r = issues({ steps: [pass(), reg({ x: "${steps.ghost.data}" })] });
+    expect(r.issues).toEqual([
+      { path: "steps.1.params.x", message: expect.stringContaining("ghost") },
+    ]);
+  });
+
+  it("a template that references a step index past the plan", () => {
+    expect(paths({ steps: [pass(), reg({ x: "${step[2].data}" })] })).toEqual(["steps.1.params.x"]);
+  });
+
+  it("a template that references its own step", () => {
+    expect(paths({ steps: [reg({ x: "${steps.a.data}" }, { id: "a" })] })).toEqual([
+      "steps.0.params.x",
+    ]);
+  });
+
+  it("more steps than maxSteps", () => {
+    const c = context({ maxSteps: 3 });
+    expect(compile({ steps: [pass(), pass(), pass()] }, c).ok).toBe(true);
+    const r = issues({ steps: [pass(), pass(), pass(), pass()] }, c);
+    expect(r.issues.map((i) => i.path)).toEqual(["steps"]);
+    expect(r.issues[0]!.message).toContain("3");
+  });
+
+  it.each(["ftp://api.example.com/file", "file:///etc/passwd", "javascript:alert(1)"])(
+    "a URL that is not http(s): %s",
+    (url) => {
+      const r = issues({ steps: [{ tool: "http", params: { url } }] });
+      expect(r.code).toBe("invalid_plan");
+      expect(r.issues.map((i) => i.path)).toEqual(["steps.0.params.url"]);
+    },
+  );
+
+  it("a URL that does not parse", () => {
+    const r = issues({ steps: [{ tool: "http", params: { url: "not a url" } }] });
+    expect(r.code).toBe("invalid_plan");
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.0.params.url"]);
+  });
+
+  it("a URL the egress allowlist denies gives code egress_denied", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    const r = issues(
+      { steps: [{ tool: "http", params: { url: "https://evil.example.net/x" } }] },
+      c,
+    );
+    expect(r.code).toBe("egress_denied");
+    expect(r.issues).toEqual([
+      { path: "steps.0.params.url", message: expect.stringContaining("evil.example.net") },
+    ]);
+  });
+
+  it("an allowed URL passes the allowlist", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    expect(
+      compile({ steps: [{ tool: "http", params: { url: "https://api.example.com:8443/x" } }] }, c)
+        .ok,
+    ).toBe(true);
+  });
+
+  it("a denied webhook URL", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    const r = issues({ webhook: { url: "https://hooks.other.org/h" }, steps: [pass()] }, c);
+    expect(r.code).toBe("egress_denied");
+    expect(r.issues.map((i) => i.path)).toEqual(["webhook.url"]);
+  });
+
+  it("a templated URL is left for run time", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    const plan = {
+      input: { host: "evil.example.net" },
+      steps: [{ tool: "http", params: { url: "https://${input.host}/x" } }],
+    };
+    expect(compile(plan, c).ok).toBe(true);
+  });
+
+  it("http params that break the tool's schema", () => {
+    expect(
+      paths({
+        steps: [{ tool: "http", params: { url: "https://api.example.com", method: "FETCH" } }],
+      }),
+    ).toEqual(["steps.0.params.method"]);
+    expect(
+      paths({ steps: [{ tool: "http", params: { uri: "https://api.example.com" } }] }),
+    ).toContain("steps.0.params.uri");
+  });
+
+  it("reports every issue, not just the first", () => {
+    const r = issues({ steps: [{ tool: "teleport" }, pass({ dependsOn: ["ghost"] })] });
+    expect(r.issues.map((i) => i.path).sort()).toEqual(["steps.0.tool", "steps.1.dependsOn.0"]);
+  });
+});
+
+describe("ranges", () => {
+  it.each([
+    [{ maxParallel: 0 }, "config.maxParallel"],
+    [{ maxParallel: 101 }, "config.maxParallel"],
+    [{ maxParallel: 1.5 }, "config.maxParallel"],
+    [{ stepTimeoutMs: 99 }, "config.stepTimeoutMs"],
+    [{ stepTimeoutMs: 900_001 }, "config.stepTimeoutMs"],
+    [{ retry: { maxRetries: 21 } }, "config.retry.maxRetries"],
+    [{ retry: { maxRetries: -1 } }, "config.retry.maxRetries"],
+    [{ retry: { baseDelayMs: 3_600_001 } }, "config.retry.baseDelayMs"],
+    [{ retry: { maxDelayMs: -1 } }, "config.retry.maxDelayMs"],
+    [{ retry: { jitter: "some" } }, "config.retry.jitter"],
+    [{ mode: { type: "bounded", iterations: 0 } }, "config.mode.iterations"],
+  ])("config %j is rejected at %s", (config, path) => {
+    expect(paths({ config, steps: [pass()] })).toEqual([path]);
+  });
+
+  it.each([
+    [{ maxParallel: 1 }],
+    [{ maxParallel: 100 }],
+    [{ stepTimeoutMs: 100 }],
+    [{ stepTimeoutMs: 900_000 }],
+    [{ retry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 3_600_000 } }],
+    [{ retry: { maxRetries: 20 } }],
+  ])("config %j is accepted", (config) => {
+    expect(compile({ config, steps: [pass()] }).ok).toBe(true);
+  });
+
+  it.each([
+    [{ timeoutMs: 99 }, "steps.0.timeoutMs"],
+    [{ timeoutMs: 900_001 }, "steps.0.timeoutMs"],
+    [{ retry: { maxRetries: 21 } }, "steps.0.retry.maxRetries"],
+    [{ retry: { baseDelayMs: 3_600_001 } }, "steps.0.retry.baseDelayMs"],
+    [{ retry: { maxDelayMs: 3_600_001 } }, "steps.0.retry.maxDelayMs"],
+    [{ trigger: "any" }, "steps.0.trigger"],
+    [{ onFailure: "ignore" }, "steps.0.onFailure"],
+  ])("step field %j is rejected at %s", (extra, path) => {
+    expect(paths({ steps: [pass(extra)] })).toEqual([path]);
+  });
+
+  it("a name longer than 200 characters", () => {
+    expect(paths({ name: "n".repeat(201), steps: [pass()] })).toEqual(["name"]);
+  });
+});
