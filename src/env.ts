@@ -85,6 +85,7 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
 export function validationContext(s: Settings): ValidationContext {
   return {
     maxSteps: s.maxStepsPerPlan,
+    maxTemplateLength: s.maxTemplateLength,
     tool: (name) => s.tools.spec(name),
     checkUrl: (url) => checkUrl(url, s.allowedHosts),
   };

@@ -12,7 +12,7 @@ export const planRoutes = new Hono<AppEnv>();
 
 /** Reads, validates and compiles a submitted plan; throws a 400/413 naming every problem. */
 export async function compileRequest(c: Context<AppEnv>, config: Settings): Promise<CompiledPlan> {
-  const raw = await readJson(c, config.maxPlanBytes);
+  const raw = await readJson(c, config.maxPlanBytes, "plan", config.maxJsonDepth);
   const result = compilePlan(raw, validationContext(config));
   if (!result.ok) throw new InvalidPlanError(result.issues, result.code);
   return result.plan;
