@@ -18,8 +18,12 @@ import {
 } from "../src/engine/scheduler";
 import type { StepResult } from "../src/engine/status";
 import { TemplateUnresolvedError, isTruthy, resolveTemplates, type TemplateContext } from "../src/engine/templates";
-import type { ToolSet } from "../src/tools";
-import type { ToolResult } from "../src/tools/tool";
+import type { Suspension, ToolResult } from "../src/tools/tool";
+import { commitAnswer, commitSuccess, type Answer } from "./answers";
+import type { CallbackStore } from "./callback-store";
+import { FanOutRunner } from "./fan-out-runner";
+import { invoke, type InvokeDeps } from "./invoke";
+import type { Sql } from "./sql";
 import type { RunStore } from "./store";
 import { templateContext } from "./template-context";
 import { Wakeup } from "./wakeup";
@@ -27,12 +31,12 @@ import { Wakeup } from "./wakeup";
 /** While attempts are in flight the alarm points this far ahead, so a crash resumes the run. */
 export const LEASE_MS = 10_000;
 
-export interface IterationDeps {
+export interface IterationDeps extends Omit<InvokeDeps, "runId" | "baseUrl"> {
   store: RunStore;
-  tools: ToolSet;
-  maxOutputBytes: number;
+  db: Sql;
+  callbacks: CallbackStore;
   setAlarm(at: number): Promise<void>;
-  /** The run reached a status users hear about (final, paused): events, webhook. */
+  /** The run reached a status users hear about (final, paused, waiting): events, webhook. */
   runStatusChanged(status: RunStatus, now: number): void;
   /** Results of finished steps, kept across iterations (they never change). */
   results: Map<number, StepResult>;
@@ -41,17 +45,21 @@ export interface IterationDeps {
 
 export class Iteration {
   private readonly plan: CompiledPlan;
-  private readonly runId: string;
+  private readonly invokeDeps: InvokeDeps;
   private s!: Scheduler;
   private attempts: number[] = [];
   private retryBase: number[] = [];
   private readonly controllers = new Map<number, AbortController>();
+  private readonly fanOuts = new Map<number, FanOutRunner>();
   private readonly wake = new Wakeup();
+  private readonly rand: () => number;
   private leaseUntil = 0;
 
   constructor(private readonly deps: IterationDeps) {
     this.plan = deps.store.plan();
-    this.runId = deps.store.run()!.id;
+    const run = deps.store.run()!;
+    this.invokeDeps = { ...deps, runId: run.id, baseUrl: run.baseUrl };
+    this.rand = deps.rand ?? Math.random;
   }
 
   /** Runs the iteration; resolves to `now` when more work is ready at once, else null (rows decide). */
@@ -74,34 +82,21 @@ export class Iteration {
     }
     store.beginIteration(now);
     await this.renewLease(now);
-    for (const i of this.s.interrupted) {
-      const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
-      this.recordFailure(i, this.attempts[i]!, error, now);
-    }
+    for (const i of this.s.interrupted) this.recover(i, now);
     for (;;) {
       const { actions, next } = decide(this.s, Date.now());
       for (const action of actions) this.apply(action);
+      const fan = this.pumpFanOuts(Date.now());
+      if (fan.changed) continue;
       if (next.type === "await") {
         const t = Date.now();
         await this.renewLease(t);
-        await this.wake.wait(next.wakeAt === null ? undefined : next.wakeAt - t);
+        const wakeAt = minOf(next.wakeAt, fan.wakeAt);
+        await this.wake.wait(wakeAt === null ? undefined : wakeAt - t);
         continue;
       }
       if (actions.length > 0) continue; // skips and cancels may have released more work
-      const end = Date.now();
-      store.event("iteration_finished", end);
-      if (next.type === "finish") {
-        store.finishRun(next.status, end);
-        this.deps.runStatusChanged(next.status, end);
-        return null;
-      }
-      const budget = store.run()!.iterationBudget;
-      if (budget !== null && store.run()!.iterations >= budget) {
-        store.setRunStatus("paused");
-        this.deps.runStatusChanged("paused", end);
-        return null;
-      }
-      return next.until === end ? end : null;
+      return this.end(next.type === "finish" ? next.status : null, next.type === "sleep" ? next.until : null, run.status);
     }
   }
 
@@ -109,7 +104,40 @@ export class Iteration {
   cancel(): void {
     cancelRun(this.s);
     for (const c of this.controllers.values()) c.abort();
+    for (const f of this.fanOuts.values()) f.cancel();
     this.wake.notify();
+  }
+
+  /** An approval or a callback answered step `i` while this iteration is live. */
+  answer(i: number, answer: Answer): void {
+    if (this.s.status[i] !== "waiting") return;
+    const attempt = this.attempts[i]!;
+    const startedAt = this.deps.store.step(i)!.startedAt ?? Date.now();
+    const fate = commitAnswer(this.deps, this.plan.steps[i]!, attempt, startedAt, answer, Date.now());
+    settle(this.s, i, { type: fate });
+    this.wake.notify();
+  }
+
+  private end(status: RunStatus | null, sleepUntil: number | null, before: RunStatus): number | null {
+    const { store } = this.deps;
+    const end = Date.now();
+    store.event("iteration_finished", end);
+    if (status !== null) {
+      store.finishRun(status, end);
+      this.deps.runStatusChanged(status, end);
+      return null;
+    }
+    const run = store.run()!;
+    if (run.iterationBudget !== null && run.iterations >= run.iterationBudget) {
+      store.setRunStatus("paused");
+      this.deps.runStatusChanged("paused", end);
+      return null;
+    }
+    if (store.onlyWaitingForAnswers()) {
+      store.setRunStatus("waiting");
+      if (before !== "waiting") this.deps.runStatusChanged("waiting", end);
+    }
+    return sleepUntil === end ? end : null;
   }
 
   private apply(action: Action): void {
@@ -118,99 +146,180 @@ export class Iteration {
     const now = Date.now();
     switch (action.type) {
       case "start":
-        this.start(action.step);
+        this.start(action.step, now);
         return;
       case "skip":
         store.stepEnded(step.index, step.id, "skipped", action.reason, now);
         return;
       case "cancel":
+        this.deps.callbacks.expire(step.index);
         store.stepEnded(step.index, step.id, "cancelled", null, now);
         return;
-      case "resume": {
-        // A durable wait came due: the step succeeds now, and the loop must look again.
-        const startedAt = store.step(action.step)!.startedAt ?? now;
-        this.succeed(action.step, this.attempts[action.step]!, { data: { resumedAt: new Date(now).toISOString() } }, startedAt);
+      case "resume":
+        this.timerDue(action.step, now);
         this.wake.notify();
         return;
-      }
       default:
         action satisfies never;
     }
   }
 
-  private start(i: number): void {
-    const { store, tools } = this.deps;
+  /** A waiting step's time came: a `wait` is over, a `callback` timed out. */
+  private timerDue(i: number, now: number): void {
+    const row = this.deps.store.step(i)!;
+    const attempt = this.attempts[i]!;
+    if (row.waitingFor === "callback") {
+      this.deps.callbacks.expire(i);
+      const step = this.plan.steps[i]!;
+      this.recordFailure(i, attempt, { category: "timeout", message: `no callback within ${step.timeoutMs} ms` }, now);
+    } else this.succeed(i, attempt, { resumedAt: new Date(now).toISOString() }, null, row.startedAt ?? now);
+  }
+
+  /** A step found `running` at load: its attempt (or its items' attempts) was interrupted. */
+  private recover(i: number, now: number): void {
+    if (this.plan.steps[i]!.forEach !== undefined) {
+      this.startFanOut(i, now);
+      return;
+    }
+    this.deps.callbacks.expire(i);
+    const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
+    this.recordFailure(i, this.attempts[i]!, error, now);
+  }
+
+  private context(i: number): TemplateContext {
+    return templateContext(this.deps.store, this.plan, this.invokeDeps.runId, this.plan.steps[i]!.refs, this.deps.results);
+  }
+
+  private start(i: number, now: number): void {
     const step = this.plan.steps[i]!;
-    const now = Date.now();
-    const context = templateContext(store, this.plan, this.runId, i, this.deps.results);
-    if (step.when !== undefined && !conditionHolds(step.when, context)) {
-      store.stepEnded(i, step.id, "skipped", "condition_false", now);
+    if (step.when !== undefined && !conditionHolds(step.when, this.context(i))) {
+      this.deps.store.stepEnded(i, step.id, "skipped", "condition_false", now);
       settle(this.s, i, { type: "skipped", reason: "condition_false" });
       this.wake.notify();
       return;
     }
+    if (step.forEach !== undefined) {
+      this.startFanOut(i, now);
+      return;
+    }
     const attempt = ++this.attempts[i]!;
-    store.startAttempt(i, step.id, attempt, now);
-    let params: Record<string, unknown>;
-    try {
-      params = resolveTemplates(step.params, context) as Record<string, unknown>;
-    } catch (err) {
-      const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
-      this.recordFailure(i, attempt, { category, message: (err as Error).message }, now);
+    this.deps.store.startAttempt(i, step.id, attempt, now);
+    const invocation = invoke(this.invokeDeps, step, attempt, this.context(i), now);
+    if (invocation.type === "failed") {
+      this.complete(i, attempt, now, invocation.result);
       return;
     }
-    const tool = tools.get(step.tool);
-    if (!tool) {
-      this.recordFailure(i, attempt, { category: "tool_not_found", message: `tool "${step.tool}" is not configured` }, now);
+    this.controllers.set(i, invocation.controller);
+    void invocation.result.then((result) => {
+      this.controllers.delete(i);
+      this.complete(i, attempt, now, result);
+      this.wake.notify();
+    });
+  }
+
+  private startFanOut(i: number, now: number): void {
+    const step = this.plan.steps[i]!;
+    if (this.s.status[i] !== "running") return;
+    const runner = new FanOutRunner(
+      { ...this.invokeDeps, db: this.deps.db, store: this.deps.store, rand: this.rand, notify: () => this.wake.notify(), halted: () => this.s.halted },
+      step,
+      this.context(i),
+    );
+    if (this.deps.store.step(i)!.startedAt === null) this.deps.store.fanOutStarted(i, step.id, now);
+    const error = runner.begin(now);
+    if (error) {
+      this.deps.store.stepFailed(i, step.id, null, error, now);
+      settle(this.s, i, { type: "failed" });
       return;
     }
-    const controller = new AbortController();
-    this.controllers.set(i, controller);
-    const call = {
-      runId: this.runId,
-      stepId: step.id,
-      attempt,
-      idempotencyKey: `${this.runId}:${step.id}`,
-      timeoutMs: step.timeoutMs,
-      signal: controller.signal,
-      maxOutputBytes: this.deps.maxOutputBytes,
-      now,
-    };
-    void tool
-      .invoke(params, call)
-      .catch((err: unknown): ToolResult => ({ ok: false, category: "network", message: String(err) }))
-      .then((result) => {
-        this.controllers.delete(i);
-        this.complete(i, attempt, now, result);
-        this.wake.notify();
-      });
+    this.fanOuts.set(i, runner);
+  }
+
+  /** Pumps every live fan-out; settles the steps whose items are all done. */
+  private pumpFanOuts(now: number): { changed: boolean; wakeAt: number | null } {
+    const { store } = this.deps;
+    let changed = false;
+    let wakeAt: number | null = null;
+    for (const [i, runner] of this.fanOuts) {
+      const step = this.plan.steps[i]!;
+      const next = runner.pump(now);
+      if (next.type === "await") {
+        wakeAt = minOf(wakeAt, next.wakeAt);
+        continue;
+      }
+      this.fanOuts.delete(i);
+      changed = true;
+      store.setAttempts(i, runner.totalAttempts());
+      if (next.type === "halted") {
+        runner.cancelRemaining();
+        store.stepEnded(i, step.id, "cancelled", null, now);
+        settle(this.s, i, { type: "cancelled" });
+      } else if (next.type === "retry") {
+        const error = runner.firstError() ?? { category: "server_error", message: "items are retrying" };
+        store.stepRetrying(i, step.id, runner.totalAttempts(), error, next.at, now);
+        settle(this.s, i, { type: "retry", at: next.at });
+      } else if (next.failed > 0) {
+        const first = runner.firstError();
+        const error: StepError = { category: first?.category ?? "invalid_data", message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}` };
+        store.stepFailed(i, step.id, null, error, now);
+        settle(this.s, i, { type: "failed" });
+      } else {
+        this.succeed(i, null, runner.data(), null, store.step(i)!.startedAt ?? now);
+      }
+    }
+    return { changed, wakeAt };
   }
 
   private complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
-    const step = this.plan.steps[i]!;
     const now = Date.now();
-    if ("suspend" in result) {
-      this.deps.store.stepWaiting(i, step.id, attempt, result.suspend.waitingFor, result.suspend.until, now);
-      settle(this.s, i, { type: "wait", at: result.suspend.until });
-    } else if (result.ok) this.succeed(i, attempt, result, startedAt);
+    if ("suspend" in result) this.suspend(i, attempt, result.suspend, startedAt, now);
+    else if (result.ok) this.succeed(i, attempt, result.data, result.status ?? null, startedAt);
     else {
       const { category, message, status, retryAfterMs } = result;
       this.recordFailure(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
     }
   }
 
-  private succeed(i: number, attempt: number, result: { data: unknown; status?: number }, startedAt: number): void {
+  /** The attempt waits durably: its row records what for and until when; the alarm follows. */
+  private suspend(i: number, attempt: number, suspension: Suspension, startedAt: number, now: number): void {
+    const { store, callbacks } = this.deps;
+    const step = this.plan.steps[i]!;
+    switch (suspension.waitingFor) {
+      case "timer":
+        store.stepWaiting(i, step.id, attempt, "timer", suspension.until, now);
+        settle(this.s, i, { type: "wait", at: suspension.until });
+        return;
+      case "approval":
+        store.stepWaiting(i, step.id, attempt, "approval", null, now);
+        store.event("approval_requested", now, step.id, attempt);
+        settle(this.s, i, { type: "wait", at: null });
+        return;
+      case "callback": {
+        const row = callbacks.get(suspension.token);
+        if (row?.state === "answered") {
+          // The answer came before the outbound POST returned: apply it now.
+          const answer = { type: "callback" as const, token: row.token, answer: JSON.parse(row.result!) };
+          settle(this.s, i, { type: commitAnswer(this.deps, step, attempt, startedAt, answer, now) });
+          return;
+        }
+        store.stepWaiting(i, step.id, attempt, "callback", suspension.until, now);
+        settle(this.s, i, { type: "wait", at: suspension.until });
+        return;
+      }
+      default:
+        suspension satisfies never;
+    }
+  }
+
+  private succeed(i: number, attempt: number | null, output: unknown, httpStatus: number | null, startedAt: number): void {
     const step = this.plan.steps[i]!;
     const now = Date.now();
-    const data = JSON.stringify(result.data ?? null);
-    const bytes = new TextEncoder().encode(data).byteLength;
-    if (bytes > this.deps.maxOutputBytes) {
-      const message = `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${this.deps.maxOutputBytes})`;
-      this.recordFailure(i, attempt, { category: "output_too_large", message }, now);
-      return;
-    }
-    this.deps.store.stepSucceeded(i, step.id, attempt, data, result.status ?? null, now - startedAt, now);
-    settle(this.s, i, { type: "succeeded" });
+    const error = commitSuccess(this.deps.store, step, attempt ?? 0, output, httpStatus, startedAt, now, this.deps.maxOutputBytes);
+    if (error === null) settle(this.s, i, { type: "succeeded" });
+    else if (attempt === null) {
+      this.deps.store.stepFailed(i, step.id, null, error, now);
+      settle(this.s, i, { type: "failed" });
+    } else this.recordFailure(i, attempt, error, now);
   }
 
   /** Commits a failed attempt, then the step's fate: a scheduled retry, a failure or a cancellation. */
@@ -224,8 +333,7 @@ export class Iteration {
       return;
     }
     const counted = attempt - this.retryBase[i]!;
-    const rand = this.deps.rand ?? Math.random;
-    const outcome = failureOutcome(this.s, step.retry, counted, error.category as ErrorCategory, now, rand, retryAfterMs);
+    const outcome = failureOutcome(this.s, step.retry, counted, error.category as ErrorCategory, now, this.rand, retryAfterMs);
     if (outcome.type === "retry") store.stepRetrying(i, step.id, attempt, error, outcome.at, now);
     else store.stepFailed(i, step.id, attempt, error, now);
     settle(this.s, i, outcome);
@@ -256,4 +364,8 @@ function conditionHolds(when: string | boolean, context: TemplateContext): boole
     if (err instanceof TemplateUnresolvedError) return false;
     throw err;
   }
+}
+
+function minOf(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }

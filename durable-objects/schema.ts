@@ -17,7 +17,11 @@ CREATE TABLE IF NOT EXISTS run (
   -- bounded mode: the iteration count at which the run pauses (grows on resume)
   iteration_budget INTEGER,
   error TEXT,
-  events_dropped INTEGER NOT NULL DEFAULT 0
+  events_dropped INTEGER NOT NULL DEFAULT 0,
+  -- the Worker's public origin, for callback URLs
+  base_url TEXT,
+  -- JSON list of step ids awaiting the risk gate (SPEC 5.4), null once answered
+  risk_gate TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
   idx INTEGER PRIMARY KEY,
@@ -41,13 +45,47 @@ CREATE INDEX IF NOT EXISTS steps_by_id ON steps (id);
 CREATE INDEX IF NOT EXISTS steps_due ON steps (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS attempts (
   step_idx INTEGER NOT NULL,
+  -- the forEach item, or -1 for the step itself
+  item_index INTEGER NOT NULL DEFAULT -1,
   attempt INTEGER NOT NULL,
   started_at INTEGER NOT NULL,
   ended_at INTEGER,
   category TEXT,
   http_status INTEGER,
   message TEXT,
-  PRIMARY KEY (step_idx, attempt)
+  PRIMARY KEY (step_idx, item_index, attempt)
+);
+-- forEach items: one row each, so a step with 1,000 items never holds them all in memory
+CREATE TABLE IF NOT EXISTS items (
+  step_idx INTEGER NOT NULL,
+  item_index INTEGER NOT NULL,
+  item TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER,
+  data TEXT,
+  error TEXT,
+  PRIMARY KEY (step_idx, item_index)
+);
+-- callback tokens (the task-token pattern): single use, bound to one attempt
+CREATE TABLE IF NOT EXISTS callbacks (
+  token TEXT PRIMARY KEY,
+  step_idx INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  result TEXT
+);
+-- rollback: one row per compensation, in the order they run
+CREATE TABLE IF NOT EXISTS compensations (
+  seq INTEGER PRIMARY KEY,
+  step_idx INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER,
+  started_at INTEGER,
+  ended_at INTEGER,
+  error TEXT
 );
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   event_id TEXT NOT NULL,

@@ -29,8 +29,11 @@ export class RunStore {
   }
 
   run(): RunRecord | undefined {
-    return this.db.one<RunRecord>`SELECT id, owner, status, created_at AS createdAt, started_at AS startedAt,
-      ended_at AS endedAt, iterations, iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error FROM run`;
+    const row = this.db.one<Omit<RunRecord, "riskGate"> & { riskGate: string | null }>`SELECT id, owner, status,
+      created_at AS createdAt, started_at AS startedAt, ended_at AS endedAt, iterations,
+      iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error, base_url AS baseUrl,
+      risk_gate AS riskGate FROM run`;
+    return row && { ...row, riskGate: row.riskGate === null ? null : (JSON.parse(row.riskGate) as string[]) };
   }
 
   plan(): CompiledPlan {
@@ -42,12 +45,15 @@ export class RunStore {
     return this.cachedPlan;
   }
 
-  createRun(id: string, owner: string, plan: CompiledPlan, now: number): void {
+  /** Stores a new run; with `riskGate` it waits for approval before anything starts (SPEC 5.4). */
+  createRun(id: string, owner: string, plan: CompiledPlan, now: number, baseUrl: string, riskGate: string[]): void {
     this.storage.transactionSync(() => {
       const { mode } = plan.config;
       const budget = mode.type === "bounded" ? mode.iterations : null;
-      this.db.run`INSERT INTO run (id, owner, status, plan, created_at, iteration_budget)
-        VALUES (${id}, ${owner}, 'pending', ${JSON.stringify(plan)}, ${now}, ${budget})`;
+      const gate = riskGate.length > 0 ? JSON.stringify(riskGate) : null;
+      this.db.run`INSERT INTO run (id, owner, status, plan, created_at, iteration_budget, base_url, risk_gate)
+        VALUES (${id}, ${owner}, ${gate ? "waiting" : "pending"}, ${JSON.stringify(plan)}, ${now}, ${budget},
+        ${baseUrl}, ${gate})`;
       for (const step of plan.steps) {
         this.db.run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
       }
@@ -93,7 +99,8 @@ export class RunStore {
 
   attempts(index: number): AttemptRecord[] {
     return this.db.all<AttemptRecord>`SELECT attempt, started_at AS startedAt, ended_at AS endedAt, category,
-      http_status AS httpStatus, message FROM attempts WHERE step_idx = ${index} ORDER BY attempt`;
+      http_status AS httpStatus, message, item_index AS itemIndex FROM attempts WHERE step_idx = ${index}
+      ORDER BY item_index, attempt`;
   }
 
   /** Recorded before the tool is called (SPEC 5.5). */
@@ -104,10 +111,29 @@ export class RunStore {
     this.event("step_started", now, stepId, attempt);
   }
 
+  /** Item progress of forEach steps (one step, or all), by step index. */
+  itemCounts(index?: number): Map<number, { total: number; succeeded: number; failed: number; running: number }> {
+    const rows = this.db.all<{ i: number; total: number; succeeded: number; failed: number; running: number }>`SELECT
+      step_idx AS i, COUNT(*) AS total, SUM(status = 'succeeded') AS succeeded,
+      SUM(status IN ('failed', 'cancelled')) AS failed, SUM(status = 'running') AS running
+      FROM items WHERE ${index ?? null} IS NULL OR step_idx = ${index ?? null} GROUP BY step_idx`;
+    return new Map(rows.map(({ i, ...counts }) => [i, counts]));
+  }
+
+  /** A forEach step starts: its attempts are its items'. */
+  fanOutStarted(index: number, stepId: string, now: number): void {
+    this.db.run`UPDATE steps SET status = 'running', started_at = ${now}, next_attempt_at = NULL WHERE idx = ${index}`;
+    this.event("step_started", now, stepId, null, { forEach: true });
+  }
+
+  setAttempts(index: number, attempts: number): void {
+    this.db.run`UPDATE steps SET attempts = ${attempts} WHERE idx = ${index}`;
+  }
+
   endAttempt(index: number, attempt: number, now: number, error?: StepError, httpStatus?: number | null): void {
     this.db.run`UPDATE attempts SET ended_at = ${now}, category = ${error?.category ?? null},
       http_status = ${error?.status ?? httpStatus ?? null}, message = ${error?.message ?? null}
-      WHERE step_idx = ${index} AND attempt = ${attempt}`;
+      WHERE step_idx = ${index} AND item_index = -1 AND attempt = ${attempt}`;
   }
 
   stepSucceeded(index: number, stepId: string, attempt: number, data: string, httpStatus: number | null, executionMs: number, now: number): void {
@@ -131,16 +157,42 @@ export class RunStore {
   }
 
   /** The attempt suspends durably until `until` (the row is the timer; the alarm points at it). */
-  stepWaiting(index: number, stepId: string, attempt: number, waitingFor: string, until: number, now: number): void {
+  stepWaiting(index: number, stepId: string, attempt: number, waitingFor: string, until: number | null, now: number): void {
     this.db.run`UPDATE steps SET status = 'waiting', waiting_for = ${waitingFor}, next_attempt_at = ${until}
       WHERE idx = ${index}`;
-    this.event("step_waiting", now, stepId, attempt, { waitingFor, until: new Date(until).toISOString() });
+    this.event("step_waiting", now, stepId, attempt, {
+      waitingFor,
+      ...(until !== null && { until: new Date(until).toISOString() }),
+    });
+  }
+
+  /** True when something is unfinished and all of it waits for an approval or a callback. */
+  onlyWaitingForAnswers(): boolean {
+    const row = this.db.one<{ open: number; waiting: number }>`SELECT
+      SUM(status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')) AS open,
+      SUM(status = 'waiting' AND waiting_for IN ('approval', 'callback')) AS waiting FROM steps`!;
+    return row.open > 0 && row.open === row.waiting;
+  }
+
+  /** Steps waiting for an approval, by id. */
+  waitingForApproval(): string[] {
+    return this.db.all<{ id: string }>`SELECT id FROM steps WHERE status = 'waiting' AND waiting_for = 'approval'
+      ORDER BY idx`.map((r) => r.id);
   }
 
   stepEnded(index: number, stepId: string, status: Extract<StepStatus, "skipped" | "cancelled">, reason: SkipReason | null, now: number): void {
     this.db.run`UPDATE steps SET status = ${status}, reason = ${reason}, ended_at = ${now},
       next_attempt_at = NULL WHERE idx = ${index}`;
     if (status === "skipped") this.event("step_skipped", now, stepId, null, { reason });
+  }
+
+  /** Answers the risk gate: the run may start, with `skipIds` skipped by the user. */
+  openRiskGate(skipIds: readonly string[], now: number): void {
+    for (const id of skipIds) {
+      this.db.run`UPDATE steps SET status = 'skipped', reason = 'skipped_by_user', ended_at = ${now} WHERE id = ${id}`;
+      this.event("step_skipped", now, id, null, { reason: "skipped_by_user" });
+    }
+    this.db.run`UPDATE run SET risk_gate = NULL, status = 'pending'`;
   }
 
   /** A paused run continues until `budget` iterations. */
@@ -180,6 +232,8 @@ export class RunStore {
       WHERE ended_at IS NULL`;
     this.db.run`UPDATE steps SET status = 'cancelled', ended_at = ${now}, next_attempt_at = NULL
       WHERE status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`;
+    this.db.run`UPDATE items SET status = 'cancelled', next_attempt_at = NULL WHERE status IN ('pending', 'running', 'retrying')`;
+    this.db.run`UPDATE callbacks SET state = 'expired' WHERE state IN ('open', 'answered')`;
   }
 
   /** The earliest time a stored row is due (a scheduled retry or a timer), or null. */

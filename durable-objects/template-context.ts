@@ -1,4 +1,4 @@
-/** Builds the template context of SPEC 3.1 for one step, loading only the results it references. */
+/** Builds the template context of SPEC 3.1, loading only the results in `refs`. */
 import type { CompiledPlan } from "../src/engine/plan";
 import { stepResult, type StepResult } from "../src/engine/status";
 import type { TemplateContext } from "../src/engine/templates";
@@ -8,7 +8,7 @@ export function templateContext(
   store: RunStore,
   plan: CompiledPlan,
   runId: string,
-  index: number,
+  refs: readonly number[],
   cache: Map<number, StepResult>,
 ): TemplateContext {
   const context: TemplateContext = {
@@ -17,7 +17,7 @@ export function templateContext(
     input: plan.input,
     run: { id: runId, name: plan.name },
   };
-  for (const r of plan.steps[index]!.refs) {
+  for (const r of refs) {
     let result = cache.get(r);
     if (!result) {
       result = stepResult(store.step(r)!);

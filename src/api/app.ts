@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Env } from "../env";
 import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
+import { callbackRoutes } from "./callbacks";
 import { openApiDocument } from "./openapi";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
@@ -12,6 +13,8 @@ import type { AppEnv } from "./types";
 export function createApp() {
   const app = new Hono<AppEnv>();
 
+  // A callback's token is its credential (SPEC 6): mounted before authentication applies.
+  app.route("/v1/callbacks", callbackRoutes);
   app.use("/v1/*", authenticate);
 
   app.get("/healthz", (c) => c.json({ ok: true }));

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { planSchema } from "../engine/plan-schema";
 import {
+  approveBodySchema,
+  callbackBodySchema,
   controlResultSchema,
   errorSchema,
   eventsPageSchema,
@@ -114,6 +116,28 @@ export function openApiDocument() {
           parameters: [runIdParam],
           requestBody: { required: false, content: content(resumeBodySchema, "input") },
           responses: { 200: { description: "resumed", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict },
+        },
+      },
+      "/v1/runs/{runId}/approve": {
+        post: {
+          summary: "Answer the risk gate, or an approval step",
+          parameters: [runIdParam],
+          requestBody: { required: true, content: content(approveBodySchema, "input") },
+          responses: { 200: { description: "answered", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict },
+        },
+      },
+      "/v1/callbacks/{token}": {
+        post: {
+          summary: "Complete a callback step (no API key: the token is the credential)",
+          security: [],
+          parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: { required: true, content: content(callbackBodySchema, "input") },
+          responses: {
+            200: { description: "applied" },
+            400: error("bad body"),
+            404: error("unknown token"),
+            409: error("token already used or expired"),
+          },
         },
       },
       "/v1/runs/{runId}/retry": {

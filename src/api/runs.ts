@@ -4,9 +4,9 @@ import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
 import { compileRequest } from "./plans";
-import type { ControlOutcome } from "../../durable-objects/run-object";
+import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
 import { eventsResponse } from "./events";
-import { resumeBodySchema } from "./schemas";
+import { approveBodySchema, resumeBodySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { readControlBody } from "./validate-input";
 
@@ -39,7 +39,7 @@ runRoutes.post("/", async (c) => {
   }
   const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
   const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
-  const outcome = await stub.create(runId, owner, plan);
+  const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
   const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
   c.header("Location", statusUrl);
   return c.json({ runId, status: outcome.status, statusUrl }, outcome.created ? 202 : 200);
@@ -69,7 +69,7 @@ runRoutes.get("/:runId/events", async (c) => {
   return eventsResponse(c, stub, () => notFound(runId));
 });
 
-function controlled(runId: string, outcome: ControlOutcome) {
+function controlled(runId: string, outcome: ControlOutcome | ApproveOutcome) {
   if (outcome === null) notFound(runId);
   if (!outcome.ok) throw new ConflictError(`run "${runId}": ${outcome.message}`);
   return { runId, status: outcome.status };
@@ -84,6 +84,16 @@ runRoutes.post("/:runId/resume", async (c) => {
   const { runId, stub } = runStub(c);
   const body = await readControlBody(c, resumeBodySchema);
   return c.json(controlled(runId, await stub.resume(c.get("owner"), body.iterations)));
+});
+
+runRoutes.post("/:runId/approve", async (c) => {
+  const { runId, stub } = runStub(c);
+  const body = await readControlBody(c, approveBodySchema);
+  const outcome = await stub.approve(c.get("owner"), body);
+  if (outcome && !outcome.ok && "invalid" in outcome) {
+    throw new InvalidPlanError([{ path: "body", message: outcome.message }], "invalid_request");
+  }
+  return c.json(controlled(runId, outcome));
 });
 
 runRoutes.post("/:runId/retry", async (c) => {

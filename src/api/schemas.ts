@@ -8,6 +8,18 @@ export const resumeBodySchema = z.strictObject({
   iterations: z.int().min(1).max(1_000_000).optional().describe("more iterations (default: the plan's bound)"),
 });
 
+export const approveBodySchema = z.strictObject({
+  approved: z.boolean(),
+  skipSteps: z.array(z.string()).max(10_000).optional().describe("risk gate: steps to skip (skipped_by_user)"),
+  stepId: z.string().optional().describe("the approval step to answer (default: the only one waiting)"),
+  comment: z.string().max(2000).optional(),
+});
+
+export const callbackBodySchema = z.union([
+  z.strictObject({ output: z.unknown() }).describe("the step succeeds with data = output"),
+  z.strictObject({ error: z.strictObject({ message: z.string().max(10_000) }) }).describe("the step fails (callback_failed)"),
+]);
+
 export const eventsQuerySchema = z.object({
   after: z.coerce.number().int().min(0).default(0).describe("return events with seq greater than this"),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -19,7 +19,8 @@ export interface CompiledStep {
   onFailure: "fail_run" | "continue";
   risk?: "low" | "medium" | "high";
   readonly?: boolean;
-  compensate?: { tool: string; params: Record<string, unknown> };
+  /** The undo action run on rollback; `refs` are the steps its templates read. */
+  compensate?: { tool: string; params: Record<string, unknown>; refs: number[] };
   forEach?: string | unknown[];
   maxConcurrency?: number;
 }

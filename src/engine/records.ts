@@ -16,6 +16,9 @@ export interface RunRecord {
   iterations: number;
   /** Bounded mode: the run pauses when `iterations` reaches it. */
   iterationBudget: number | null;
+  /** Step ids awaiting the risk gate (SPEC 5.4), while it is unanswered. */
+  riskGate: string[] | null;
+  baseUrl: string | null;
   eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
   error: string | null;
@@ -48,6 +51,8 @@ export interface StepRecord {
 
 export interface AttemptRecord {
   attempt: number;
+  /** The forEach item the attempt served, or -1. */
+  itemIndex: number;
   startedAt: number;
   endedAt: number | null;
   category: ErrorCategory | null;

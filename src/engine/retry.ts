@@ -14,6 +14,7 @@ export const ERROR_CATEGORIES = [
   "template_unresolved",
   "tool_not_found",
   "approval_denied",
+  "callback_failed",
   "output_too_large",
   "cancelled",
 ] as const;

@@ -58,8 +58,8 @@ export type Outcome =
   | { type: "skipped"; reason: SkipReason }
   | { type: "cancelled" }
   | { type: "retry"; at: number }
-  /** The attempt suspends (a durable `wait`) until `at`; then a `resume` action comes. */
-  | { type: "wait"; at: number };
+  /** The attempt suspends until `at` (then a `resume` action comes) or, with null, an outside answer. */
+  | { type: "wait"; at: number | null };
 
 export interface Scheduler {
   readonly deps: readonly (readonly number[])[];
@@ -187,7 +187,7 @@ export function settle(s: Scheduler, i: number, outcome: Outcome): void {
       return;
     case "wait":
       setStatus(s, i, "waiting");
-      setTimer(s, i, outcome.at);
+      if (outcome.at !== null) setTimer(s, i, outcome.at);
       return;
     case "succeeded":
       setStatus(s, i, "succeeded");

@@ -45,6 +45,7 @@ export type StepResult = ReturnType<typeof stepResult>;
 
 export function attemptLog(attempts: AttemptRecord[]) {
   return attempts.map((a) => ({
+    ...(a.itemIndex >= 0 && { item: a.itemIndex }),
     attempt: a.attempt,
     startedAt: iso(a.startedAt),
     endedAt: iso(a.endedAt),

@@ -18,8 +18,8 @@ import {
   type StepRef,
 } from "./templates";
 
-/** Built-in tools of the plan format whose features have not landed; named in the error. */
-const NOT_YET_AVAILABLE_TOOLS: ReadonlySet<string> = new Set(["approval", "callback"]);
+/** Tools whose attempts wait for time or an answer: one per step, never per forEach item. */
+const SUSPENDING_TOOLS: ReadonlySet<string> = new Set(["wait", "approval", "callback"]);
 
 /** What validation needs to know about a tool. */
 export interface ToolSpec {
@@ -96,13 +96,14 @@ class Compiler {
       } else this.indexById.set(id, i);
     });
     if (this.plan.webhook) this.checkUrl(this.plan.webhook.url, "webhook.url");
-    const { config } = this.plan;
-    if (config.requireApprovalForRisk) this.issue("config.requireApprovalForRisk", "approval gates are not available yet");
-    if (config.rollback) this.issue("config.rollback", "rollback is not available yet");
 
     const edges: Edge[] = [];
     const refs: number[][] = this.plan.steps.map(() => []);
-    this.plan.steps.forEach((step, i) => this.checkStep(step, i, edges, refs[i]!));
+    const compensateRefs: number[][] = this.plan.steps.map(() => []);
+    this.plan.steps.forEach((step, i) => {
+      this.checkStep(step, i, edges, refs[i]!);
+      if (step.compensate) this.checkCompensation(step.compensate, i, compensateRefs[i]!);
+    });
     if (this.issues.length > 0) return this.fail();
 
     const deps: number[][] = this.plan.steps.map(() => []);
@@ -117,15 +118,14 @@ class Compiler {
       this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
       return this.fail();
     }
-    return { ok: true, plan: this.build(deps, refs) };
+    return { ok: true, plan: this.build(deps, refs, compensateRefs) };
   }
 
   private checkStep(step: ParsedStep, i: number, edges: Edge[], refs: number[]): void {
     const at = `steps.${i}`;
     const spec = this.ctx.tool(step.tool);
     if (!spec) {
-      const later = NOT_YET_AVAILABLE_TOOLS.has(step.tool) ? " (part of the plan format, not available yet)" : "";
-      this.issue(`${at}.tool`, `unknown tool "${step.tool}"${later}`);
+      this.issue(`${at}.tool`, `unknown tool "${step.tool}"`);
     } else {
       const result = spec.params?.safeParse(step.params);
       if (result && !result.success) {
@@ -138,7 +138,9 @@ class Compiler {
         if (typeof url === "string") this.checkUrl(url, `${at}.params.${name}`);
       }
     }
-    if (step.forEach !== undefined) this.issue(`${at}.forEach`, "forEach is not available yet");
+    if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
+      this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
+    }
     for (const key of ["dependsOn", "depends_on"] as const) {
       step[key]?.forEach((dep, k) => {
         const path = `${at}.${key}.${k}`;
@@ -166,6 +168,20 @@ class Compiler {
         }
       });
     }
+  }
+
+  /** A compensation runs after the run failed: it may read any step, itself included, and adds no edge. */
+  private checkCompensation(compensate: { tool: string; params: Record<string, unknown> }, i: number, refs: number[]): void {
+    const at = `steps.${i}.compensate`;
+    const spec = this.ctx.tool(compensate.tool);
+    if (!spec) this.issue(`${at}.tool`, `unknown tool "${compensate.tool}"`);
+    else if (SUSPENDING_TOOLS.has(compensate.tool)) this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
+    forEachString(compensate.params, `${at}.params`, (s, path) => {
+      for (const ref of this.templateRefs(s, path)) {
+        const target = this.resolveRef(ref, path);
+        if (target !== undefined && !refs.includes(target)) refs.push(target);
+      }
+    });
   }
 
   private templateRefs(s: string, path: string): StepRef[] {
@@ -221,7 +237,7 @@ class Compiler {
     this.issue(path, problem.message);
   }
 
-  private build(deps: number[][], refs: number[][]): CompiledPlan {
+  private build(deps: number[][], refs: number[][], compensateRefs: number[][]): CompiledPlan {
     const { config } = this.plan;
     const steps = this.plan.steps.map((s, i): CompiledStep => ({
       index: i,
@@ -237,7 +253,7 @@ class Compiler {
       onFailure: s.onFailure ?? (config.failFast ? "fail_run" : "continue"),
       ...(s.risk && { risk: s.risk }),
       ...(s.readonly !== undefined && { readonly: s.readonly }),
-      ...(s.compensate && { compensate: s.compensate }),
+      ...(s.compensate && { compensate: { ...s.compensate, refs: compensateRefs[i]! } }),
       ...(s.forEach !== undefined && { forEach: s.forEach }),
       ...(s.maxConcurrency !== undefined && { maxConcurrency: s.maxConcurrency }),
     }));

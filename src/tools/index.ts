@@ -5,6 +5,8 @@ import type { Fetcher } from "./http-client";
 import { httpTool } from "./http";
 import { passTool } from "./pass";
 import { waitTool } from "./wait";
+import { approvalTool } from "./approval";
+import { callbackTool } from "./callback";
 import { registryTool, type RegistryEntry } from "./registry";
 import type { Tool } from "./tool";
 
@@ -21,7 +23,7 @@ export class ToolSet {
 
   constructor(env: ToolEnvironment) {
     const check = (url: string) => checkUrl(url, env.allowedHosts)?.message ?? null;
-    for (const tool of [httpTool(env.fetcher, check), passTool, waitTool]) this.tools.set(tool.name, tool);
+    for (const tool of [httpTool(env.fetcher, check), passTool, waitTool, approvalTool, callbackTool(env.fetcher, check)]) this.tools.set(tool.name, tool);
     for (const [name, entry] of Object.entries(env.registry)) {
       // A built-in name always means the built-in.
       if (!this.tools.has(name)) {

@@ -16,13 +16,20 @@ export interface ToolCall {
   maxOutputBytes: number;
   /** When the attempt started (tools that wait measure from it). */
   now: number;
+  /** For the `callback` tool: the single-use token, already stored, and the URL that completes it. */
+  callback?: { token: string; url: string };
 }
 
 export type ToolResult =
   | { ok: true; data: unknown; status?: number }
   | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number }
-  /** The step waits durably (an alarm, never a timer) until `until`, then succeeds. */
-  | { suspend: { waitingFor: "timer"; until: number } };
+  /** The step waits durably (an alarm, never a timer): until `until`, or for an outside answer. */
+  | { suspend: Suspension };
+
+export type Suspension =
+  | { waitingFor: "timer"; until: number }
+  | { waitingFor: "approval" }
+  | { waitingFor: "callback"; until: number; token: string };
 
 export interface Tool extends ToolSpec {
   readonly name: string;

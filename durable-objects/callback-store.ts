@@ -1,0 +1,64 @@
+/**
+ * Callback tokens (SPEC 4, `callback`): single use, bound to one attempt of one step.
+ * A token is stored before the outbound POST, so an answer that arrives first is kept.
+ */
+import type { Sql } from "./sql";
+
+export type CallbackAnswer = { output: unknown } | { error: { message: string } };
+
+export interface CallbackRow {
+  token: string;
+  stepIndex: number;
+  attempt: number;
+  state: "open" | "answered" | "used" | "expired";
+  result: string | null;
+}
+
+/** `cb_<run id hex>_<256 random bits>`: the Worker finds the run from the token, nobody can guess one. */
+export function newCallbackToken(runId: string): string {
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `cb_${runId.replace(/^run_/, "")}_${random}`;
+}
+
+export function runIdOfToken(token: string): string | null {
+  const m = /^cb_([0-9a-f]{32})_[0-9a-f]{64}$/.exec(token);
+  return m ? `run_${m[1]}` : null;
+}
+
+export class CallbackStore {
+  constructor(private readonly db: Sql) {}
+
+  open(token: string, stepIndex: number, attempt: number, now: number): void {
+    this.db.run`INSERT INTO callbacks (token, step_idx, attempt, state, created_at)
+      VALUES (${token}, ${stepIndex}, ${attempt}, 'open', ${now})`;
+  }
+
+  get(token: string): CallbackRow | undefined {
+    return this.db.one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
+      WHERE token = ${token}`;
+  }
+
+  /** Records an answer to an open token; false when the token is not open (used, expired). */
+  answer(token: string, answer: CallbackAnswer): boolean {
+    const row = this.get(token);
+    if (!row || row.state !== "open") return false;
+    this.db.run`UPDATE callbacks SET state = 'answered', result = ${JSON.stringify(answer)} WHERE token = ${token}`;
+    return true;
+  }
+
+  /** Marks the token's answer as applied to its step. */
+  use(token: string): void {
+    this.db.run`UPDATE callbacks SET state = 'used' WHERE token = ${token}`;
+  }
+
+  /** Closes every open token of a step (timeout, cancel): later answers get a 409. */
+  expire(stepIndex: number): void {
+    this.db.run`UPDATE callbacks SET state = 'expired' WHERE step_idx = ${stepIndex} AND state IN ('open', 'answered')`;
+  }
+
+  /** The open or answered token of a step's attempt, if any. */
+  ofAttempt(stepIndex: number, attempt: number): CallbackRow | undefined {
+    return this.db.one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
+      WHERE step_idx = ${stepIndex} AND attempt = ${attempt} AND state IN ('open', 'answered')`;
+  }
+}

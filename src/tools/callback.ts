@@ -1,0 +1,40 @@
+/**
+ * The built-in `callback` tool (the Step Functions task-token pattern): POSTs
+ * `{ runId, stepId, token, callbackUrl, input }` to `params.url`, then the step waits
+ * until `POST /v1/callbacks/:token` or the step timeout. The shell stores the token
+ * before this runs, so an answer that arrives before the POST returns is kept.
+ */
+import { z } from "zod";
+import { sendHttp, type Fetcher } from "./http-client";
+import type { Tool } from "./tool";
+
+const paramsSchema = z.strictObject({
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).optional(),
+  body: z.unknown().optional(),
+});
+
+export function callbackTool(fetcher: Fetcher, checkUrl: (url: string) => string | null): Tool {
+  return {
+    name: "callback",
+    params: paramsSchema,
+    urlParams: ["url"],
+    async invoke(params, call) {
+      const parsed = paramsSchema.safeParse(params);
+      if (!parsed.success) return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
+      if (!call.callback) return { ok: false, category: "invalid_data", message: "callback: no token was issued" };
+      const denied = checkUrl(parsed.data.url);
+      if (denied) return { ok: false, category: "egress_denied", message: denied };
+      const body = {
+        runId: call.runId,
+        stepId: call.stepId,
+        token: call.callback.token,
+        callbackUrl: call.callback.url,
+        input: parsed.data.body ?? null,
+      };
+      const sent = await sendHttp({ url: parsed.data.url, method: "POST", headers: parsed.data.headers, body }, call, fetcher);
+      if ("suspend" in sent || !sent.ok) return sent;
+      return { suspend: { waitingFor: "callback", until: call.now + call.timeoutMs, token: call.callback.token } };
+    },
+  };
+}
