@@ -50,6 +50,8 @@ export class Iteration {
   private attempts: number[] = [];
   private retryBase: number[] = [];
   private readonly controllers = new Map<number, AbortController>();
+  /** Results that arrived and wait to be committed together (one write transaction). */
+  private completed: { i: number; attempt: number; startedAt: number; result: ToolResult }[] = [];
   private readonly fanOuts = new Map<number, FanOutRunner>();
   private readonly wake = new Wakeup();
   private readonly rand: () => number;
@@ -73,9 +75,14 @@ export class Iteration {
     const mode = this.plan.config.mode;
     beginIteration(this.s, now, mode.type === "bounded");
     const hasWork = this.s.interrupted.length > 0 || this.s.readyHead < this.s.ready.length || this.s.outbox.length > 0;
-    if (!hasWork && this.s.finished < rows.length) return null; // woken early: nothing is due yet
-
     const run = store.run()!;
+    if (!hasWork && this.s.finished < rows.length) {
+      // Woken with nothing due (early, or after an answer that released nothing): the run may
+      // be back to waiting only for answers.
+      this.markWaiting(run.status, now);
+      return null;
+    }
+
     if (mode.type === "continuous" && run.iterations >= mode.maxIterations) {
       this.failIterationLimit(now, mode.maxIterations);
       return null;
@@ -93,6 +100,9 @@ export class Iteration {
         await this.renewLease(t);
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - t);
+        // Results that arrive together are committed together: one storage transaction, not one each.
+        if (this.completed.length > 0 && this.controllers.size > 0) await new Promise((r) => setTimeout(r, 0));
+        this.commitCompleted();
         continue;
       }
       if (actions.length > 0) continue; // skips and cancels may have released more work
@@ -133,11 +143,17 @@ export class Iteration {
       this.deps.runStatusChanged("paused", end);
       return null;
     }
-    if (store.onlyWaitingForAnswers()) {
-      store.setRunStatus("waiting");
-      if (before !== "waiting") this.deps.runStatusChanged("waiting", end);
-    }
+    // Work ready now (a bounded wave left some) means the run is not waiting for answers.
+    if (sleepUntil !== end) this.markWaiting(before, end);
     return sleepUntil === end ? end : null;
+  }
+
+  /** Nothing is ready or in flight: when only answers (approval, callback) can move the run on, it is `waiting`. */
+  private markWaiting(before: RunStatus, now: number): void {
+    const { store } = this.deps;
+    if (!store.onlyWaitingForAnswers()) return;
+    store.setRunStatus("waiting");
+    if (before !== "waiting") this.deps.runStatusChanged("waiting", now);
   }
 
   private apply(action: Action): void {
@@ -207,14 +223,22 @@ export class Iteration {
     const invocation = invoke(this.invokeDeps, step, attempt, this.context(i), now);
     if (invocation.type === "failed") {
       this.complete(i, attempt, now, invocation.result);
+      // Settled without a promise: the loop must look again rather than wait for a completion.
+      this.wake.notify();
       return;
     }
     this.controllers.set(i, invocation.controller);
     void invocation.result.then((result) => {
       this.controllers.delete(i);
-      this.complete(i, attempt, now, result);
+      this.completed.push({ i, attempt, startedAt: now, result });
       this.wake.notify();
     });
+  }
+
+  private commitCompleted(): void {
+    const batch = this.completed;
+    this.completed = [];
+    for (const c of batch) this.complete(c.i, c.attempt, c.startedAt, c.result);
   }
 
   private startFanOut(i: number, now: number): void {
@@ -230,6 +254,7 @@ export class Iteration {
     if (error) {
       this.deps.store.stepFailed(i, step.id, null, error, now);
       settle(this.s, i, { type: "failed" });
+      this.wake.notify();
       return;
     }
     this.fanOuts.set(i, runner);
