@@ -15,7 +15,7 @@ import {
 import type { CompiledStep } from "../src/engine/plan";
 import type { StepError } from "../src/engine/records";
 import { nextAttemptAt, type ErrorCategory } from "../src/engine/retry";
-import { resolveTemplates, type TemplateContext } from "../src/engine/templates";
+import { TemplateUnresolvedError, resolveTemplates, type TemplateContext } from "../src/engine/templates";
 import { invoke, type InvokeDeps } from "./invoke";
 import type { Sql } from "./sql";
 import type { RunStore } from "./store";
@@ -52,7 +52,13 @@ export class FanOutRunner {
     let rows = db.all<ItemRow>`SELECT status, next_attempt_at AS nextAttemptAt, attempts FROM items
       WHERE step_idx = ${i} ORDER BY item_index`;
     if (rows.length === 0) {
-      const list = resolveTemplates(this.step.forEach, this.context);
+      let list: unknown;
+      try {
+        list = resolveTemplates(this.step.forEach, this.context);
+      } catch (err) {
+        const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
+        return { category, message: (err as Error).message };
+      }
       if (!Array.isArray(list)) {
         return { category: "invalid_data", message: `forEach resolved to ${typeof list}, not an array` };
       }
@@ -62,7 +68,7 @@ export class FanOutRunner {
       rows = list.map(() => ({ status: "pending", nextAttemptAt: null, attempts: 0 }));
     }
     this.attempts = rows.map((r) => r.attempts);
-    this.f = createFanOut(rows, this.step.maxConcurrency ?? Number.POSITIVE_INFINITY);
+    this.f = createFanOut(rows, this.step.maxConcurrency ?? this.deps.store.plan().config.maxParallel);
     for (const k of this.f.interrupted) {
       this.fail(k, { category: "interrupted", message: "the run restarted while this item was in flight" }, now);
     }
@@ -117,6 +123,7 @@ export class FanOutRunner {
     if (invocation.type === "failed") {
       const r = invocation.result;
       if ("ok" in r && !r.ok) this.fail(k, { category: r.category, message: r.message }, now);
+      this.deps.notify(); // settled without a promise: the iteration must look again
       return;
     }
     this.controllers.set(k, invocation.controller);

@@ -249,7 +249,9 @@ export class Iteration {
       step,
       this.context(i),
     );
-    if (this.deps.store.step(i)!.startedAt === null) this.deps.store.fanOutStarted(i, step.id, now);
+    const row = this.deps.store.step(i)!;
+    if (row.startedAt === null) this.deps.store.fanOutStarted(i, step.id, now);
+    else if (row.status !== "running") this.deps.store.fanOutResumed(i); // a round of item retries
     const error = runner.begin(now);
     if (error) {
       this.deps.store.stepFailed(i, step.id, null, error, now);
@@ -351,6 +353,8 @@ export class Iteration {
   private recordFailure(i: number, attempt: number, error: StepError, now: number, retryAfterMs?: number): void {
     const { store } = this.deps;
     const step = this.plan.steps[i]!;
+    // A failed attempt's callback token can no longer complete the step: later answers get a 409.
+    if (step.tool === "callback") this.deps.callbacks.expire(i);
     store.endAttempt(i, attempt, now, error);
     if (error.category === "cancelled" || this.s.cancelled) {
       store.stepEnded(i, step.id, "cancelled", null, now);

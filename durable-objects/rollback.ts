@@ -44,8 +44,10 @@ export class Rollback {
     const steps = this.plan().steps;
     const done = store.steps().filter((s) => s.status === "succeeded" && steps[s.index]!.compensate);
     done.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || b.index - a.index);
-    done.forEach((s, seq) => {
-      this.db.run`INSERT INTO compensations (seq, step_idx, status) VALUES (${seq}, ${s.index}, 'pending')`;
+    // A redriven run can fail again: its compensations queue after the earlier ones.
+    const base = this.db.one<{ next: number }>`SELECT COALESCE(MAX(seq) + 1, 0) AS next FROM compensations`!.next;
+    done.forEach((s, k) => {
+      this.db.run`INSERT INTO compensations (seq, step_idx, status) VALUES (${base + k}, ${s.index}, 'pending')`;
     });
   }
 

@@ -126,6 +126,11 @@ export class RunStore {
     this.event("step_started", now, stepId, null, { forEach: true });
   }
 
+  /** A forEach step whose items wait for retries runs them: the step is running again. */
+  fanOutResumed(index: number): void {
+    this.db.run`UPDATE steps SET status = 'running', next_attempt_at = NULL WHERE idx = ${index}`;
+  }
+
   setAttempts(index: number, attempts: number): void {
     this.db.run`UPDATE steps SET attempts = ${attempts} WHERE idx = ${index}`;
   }
@@ -166,12 +171,16 @@ export class RunStore {
     });
   }
 
-  /** True when something is unfinished and all of it waits for an approval or a callback. */
+  /**
+   * True when some step waits for an approval or a callback and nothing else can move the
+   * run on: no step is in flight, scheduled for a retry or sleeping on a timer. (Pending
+   * steps are then blocked behind the answers; the caller knows that none is ready now.)
+   */
   onlyWaitingForAnswers(): boolean {
-    const row = this.db.one<{ open: number; waiting: number }>`SELECT
-      SUM(status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')) AS open,
+    const row = this.db.one<{ busy: number | null; waiting: number | null }>`SELECT
+      SUM(status IN ('running', 'retrying') OR (status = 'waiting' AND COALESCE(waiting_for, '') NOT IN ('approval', 'callback'))) AS busy,
       SUM(status = 'waiting' AND waiting_for IN ('approval', 'callback')) AS waiting FROM steps`!;
-    return row.open > 0 && row.open === row.waiting;
+    return (row.waiting ?? 0) > 0 && (row.busy ?? 0) === 0;
   }
 
   /** Steps waiting for an approval, by id. */
@@ -208,6 +217,9 @@ export class RunStore {
   redrive(now: number): void {
     const steps = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM steps WHERE status = 'failed'
       OR status = 'cancelled' OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`!.n;
+    // forEach steps re-run their failed and cancelled items; succeeded items are kept.
+    this.db.run`UPDATE items SET status = 'pending', next_attempt_at = NULL, error = NULL
+      WHERE status IN ('failed', 'cancelled') AND step_idx IN (SELECT idx FROM steps WHERE status IN ('failed', 'cancelled'))`;
     this.db.run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
       next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
       WHERE status = 'failed' OR status = 'cancelled'
@@ -234,6 +246,8 @@ export class RunStore {
       WHERE status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`;
     this.db.run`UPDATE items SET status = 'cancelled', next_attempt_at = NULL WHERE status IN ('pending', 'running', 'retrying')`;
     this.db.run`UPDATE callbacks SET state = 'expired' WHERE state IN ('open', 'answered')`;
+    // A run stopped at the risk gate no longer waits for it (and cannot be approved later).
+    this.db.run`UPDATE run SET risk_gate = NULL`;
   }
 
   /** The earliest time a stored row is due (a scheduled retry or a timer), or null. */

@@ -1,0 +1,366 @@
+/**
+ * Callbacks (SPEC 4 `callback`, 5.5, 6): the step POSTs `{ runId, stepId, token,
+ * callbackUrl, input }` to `params.url` and waits until `POST /v1/callbacks/:token`
+ * answers it or its timeout passes. Tokens are single use; the callback route needs no
+ * API key. Timeouts are made due through SQL, never waited for.
+ */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../src/api/app";
+import {
+  abortObject,
+  alarmInBackground,
+  byId,
+  events,
+  post,
+  rows,
+  sql,
+  started,
+  stepDetail,
+  storedAlarm,
+  until,
+} from "./flow-helpers";
+import { drive, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
+
+/** Long enough that no timeout fires by itself during a test. */
+const TEN_MINUTES = 600_000;
+
+function callbackPlan(
+  extra: Record<string, unknown> = {},
+  stepExtra: Record<string, unknown> = {},
+) {
+  return {
+    steps: [
+      {
+        id: "cb",
+        tool: "callback",
+        params: { url: `${upstreamUrl}/echo`, body: { order: 42 } },
+        timeoutMs: TEN_MINUTES,
+        ...stepExtra,
+      },
+      { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
+    ],
+    ...extra,
+  };
+}
+
+/** The bodies the callback tool POSTed for this run, oldest first. */
+async function sent(runId: string, prefix = "/echo"): Promise<any[]> {
+  const calls = (await upstreamCalls(prefix)).filter(
+    (c) => typeof c.body === "string" && c.body.includes(runId),
+  );
+  return calls.map((c) => JSON.parse(c.body));
+}
+
+async function tokenOf(runId: string, n = 0): Promise<string> {
+  const bodies = await sent(runId);
+  expect(bodies.length).toBeGreaterThan(n);
+  return bodies[n].token;
+}
+
+const answer = (token: string, body: unknown) => post(`/v1/callbacks/${token}`, body);
+
+/** Starts the plan and fires its first alarm: the callback step is then waiting. */
+async function waitingRun(
+  extra: Record<string, unknown> = {},
+  stepExtra: Record<string, unknown> = {},
+): Promise<string> {
+  const runId = await started(callbackPlan(extra, stepExtra));
+  await drive(runId);
+  return runId;
+}
+
+describe("callback step: the outbound POST and the wait", () => {
+  it("POSTs { runId, stepId, token, callbackUrl, input } to params.url", async () => {
+    const runId = await waitingRun();
+    const [body] = await sent(runId);
+    expect(body).toEqual({
+      runId,
+      stepId: "cb",
+      token: expect.stringMatching(/^cb_[0-9a-f]{32}_[0-9a-f]{64}$/),
+      callbackUrl: `http://edgestep.test/v1/callbacks/${body.token}`,
+      input: { order: 42 },
+    });
+    const call = (await upstreamCalls("/echo")).find(
+      (c) => typeof c.body === "string" && c.body.includes(runId),
+    );
+    expect(call.method).toBe("POST");
+    expect(call.idempotencyKey).toBe(`${runId}:cb`);
+  });
+
+  it("the step is waiting (waitingFor callback), the run is waiting, and the alarm points at the timeout", async () => {
+    const runId = await waitingRun();
+    const s = await status(runId);
+    expect(byId(s).cb).toMatchObject({ status: "waiting", waitingFor: "callback", attempts: 1 });
+    expect(byId(s).after.status).toBe("pending");
+    expect(s.status).toBe("waiting");
+    const startedAt = Date.parse(byId(s).cb.startedAt);
+    const alarm = await storedAlarm(runId);
+    expect(alarm).not.toBeNull();
+    expect(Math.abs(alarm! - (startedAt + TEN_MINUTES))).toBeLessThanOrEqual(1000);
+    const waiting = (await events(runId)).find((e) => e.type === "step_waiting");
+    expect(waiting).toMatchObject({ stepId: "cb", data: { waitingFor: "callback" } });
+  });
+
+  it("tokens differ between runs", async () => {
+    const a = await waitingRun();
+    const b = await waitingRun();
+    expect(await tokenOf(a)).not.toBe(await tokenOf(b));
+  });
+});
+
+describe("POST /v1/callbacks/:token", () => {
+  it("{ output } answers 200; the step succeeds with that data and dependents run", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    const res = await answer(token, { output: { shipped: true, id: "S1" } });
+    expect(res.res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    const cb = await stepDetail(runId, "cb");
+    expect(cb.status).toBe("succeeded");
+    expect(cb.data).toEqual({ shipped: true, id: "S1" });
+    expect(cb.attempts).toBe(1);
+    expect(typeof cb.attemptLog[0].endedAt).toBe("string");
+    expect((await stepDetail(runId, "after")).data).toEqual({ shipped: true, id: "S1" });
+  });
+
+  it("a second POST with the same token is a 409 and changes nothing", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    expect((await answer(token, { output: { n: 1 } })).res.status).toBe(200);
+    const second = await answer(token, { output: { n: 2 } });
+    expect(second.res.status).toBe(409);
+    expect(second.body.error.code).toBe("conflict");
+    await drive(runId);
+    expect((await stepDetail(runId, "cb")).data).toEqual({ n: 1 });
+    // and once more after the run finished
+    expect((await answer(token, { error: { message: "late" } })).res.status).toBe(409);
+    expect((await stepDetail(runId, "cb")).status).toBe("succeeded");
+  });
+
+  it("an unknown token is a 404, well-formed or malformed", async () => {
+    const runId = await waitingRun();
+    const real = await tokenOf(runId);
+    const wellFormed = `${real.slice(0, -64)}${"0".repeat(64)}`;
+    expect((await answer(wellFormed, { output: 1 })).res.status).toBe(404);
+    const otherRun = `cb_${"ab".repeat(16)}_${"cd".repeat(32)}`;
+    expect((await answer(otherRun, { output: 1 })).res.status).toBe(404);
+    const malformed = await answer("not-a-token", { output: 1 });
+    expect(malformed.res.status).toBe(404);
+    expect(malformed.body.error.code).toBe("not_found");
+    expect(byId(await status(runId)).cb.status).toBe("waiting");
+  });
+
+  it("a malformed body is a 400 and leaves the token usable", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    expect((await answer(token, { result: 1 })).res.status).toBe(400);
+    expect((await answer(token, { error: "boom" })).res.status).toBe(400);
+    expect((await answer(token, { output: "fine" })).res.status).toBe(200);
+    await drive(runId);
+    expect((await stepDetail(runId, "cb")).data).toBe("fine");
+  });
+
+  it("{ error: { message } } fails the step as callback_failed; dependents are skipped", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    expect((await answer(token, { error: { message: "the warehouse said no" } })).res.status).toBe(
+      200,
+    );
+    const s = await drive(runId);
+    expect(byId(s).cb.status).toBe("failed");
+    expect(byId(s).cb.error).toMatchObject({
+      category: "callback_failed",
+      message: "the warehouse said no",
+    });
+    expect(byId(s).after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
+    expect(s.status).toBe("failed");
+    // an answer is final: not retried
+    expect(await sent(runId)).toHaveLength(1);
+  });
+
+  it("needs no API key even when API_KEYS is set", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    const app = createApp();
+    const req = new Request(`http://edgestep.test/v1/callbacks/${token}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ output: { via: "no key" } }),
+    });
+    const res = await app.fetch(req, { ...env, API_KEYS: "k" });
+    expect(res.status).toBe(200);
+    // other routes still need one
+    const other = await app.fetch(new Request(`http://edgestep.test/v1/runs/${runId}`), {
+      ...env,
+      API_KEYS: "k",
+    });
+    expect(other.status).toBe(401);
+    await drive(runId);
+    expect((await stepDetail(runId, "cb")).data).toEqual({ via: "no key" });
+  });
+});
+
+describe("callback timeout", () => {
+  it("a due timeout fails the attempt as timeout and retries with a new token; the old token gets 409", async () => {
+    const runId = await waitingRun({}, { retry: { maxRetries: 2, baseDelayMs: 0 } });
+    const first = await tokenOf(runId);
+    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'waiting'");
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+
+    const bodies = await sent(runId);
+    expect(bodies).toHaveLength(2);
+    const second = bodies[1].token;
+    expect(second).not.toBe(first);
+    const cb = await stepDetail(runId, "cb");
+    expect(cb).toMatchObject({ status: "waiting", waitingFor: "callback", attempts: 2 });
+    expect(cb.attemptLog[0]).toMatchObject({ attempt: 1, category: "timeout" });
+    expect(cb.attemptLog[1].attempt).toBe(2);
+
+    expect((await answer(first, { output: "stale" })).res.status).toBe(409);
+    expect((await answer(second, { output: "fresh" })).res.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toBe("fresh");
+  });
+
+  it("an outbound POST that fails is retried with a new token; the failed attempt's token gets 409", async () => {
+    const key = unique("cb-post-fail");
+    const runId = await started({
+      steps: [
+        {
+          id: "cb",
+          tool: "callback",
+          params: { url: `${upstreamUrl}/script/${key}?plan=500,200` },
+          timeoutMs: TEN_MINUTES,
+          retry: { maxRetries: 1, baseDelayMs: 0 },
+        },
+      ],
+    });
+    await drive(runId);
+    const bodies = (await upstreamCalls(`/script/${key}`)).map((c) => JSON.parse(c.body));
+    expect(bodies).toHaveLength(2);
+    const [first, second] = bodies.map((b) => b.token);
+    expect(first).not.toBe(second);
+    const cb = await stepDetail(runId, "cb");
+    expect(cb).toMatchObject({ status: "waiting", attempts: 2 });
+    expect(cb.attemptLog[0]).toMatchObject({ attempt: 1, category: "server_error", status: 500 });
+
+    expect((await answer(first, { output: "to a failed attempt" })).res.status).toBe(409);
+    expect((await answer(second, { output: "ok" })).res.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toBe("ok");
+  });
+
+  it("a timeout after the last retry fails the step as timeout", async () => {
+    const runId = await waitingRun({}, { retry: { maxRetries: 0 } });
+    const token = await tokenOf(runId);
+    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'waiting'");
+    const s = await drive(runId);
+    expect(byId(s).cb.status).toBe("failed");
+    expect(byId(s).cb.error.category).toBe("timeout");
+    expect(s.status).toBe("failed");
+    expect((await answer(token, { output: 1 })).res.status).toBe(409);
+  });
+
+  it("an alarm fired before the timeout changes nothing", async () => {
+    const runId = await waitingRun();
+    const before = await storedAlarm(runId);
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const s = await status(runId);
+    expect(byId(s).cb.status).toBe("waiting");
+    expect(s.status).toBe("waiting");
+    expect(await sent(runId)).toHaveLength(1);
+    expect(await storedAlarm(runId)).toBe(before);
+  });
+});
+
+describe("callback durability", () => {
+  it("survives an abort while waiting: the callback completes it, then drive", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    await abortObject(runId);
+    expect(byId(await status(runId)).cb.status).toBe("waiting");
+    expect((await answer(token, { output: { after: "restart" } })).res.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toEqual({ after: "restart" });
+    expect(await sent(runId)).toHaveLength(1);
+  });
+
+  it("a callback that arrives before the outbound POST returns is kept and applied", async () => {
+    const ms = 600 + Math.floor(Math.random() * 100);
+    const runId = await started({
+      steps: [
+        {
+          id: "cb",
+          tool: "callback",
+          params: { url: `${upstreamUrl}/delay/${ms}` },
+          timeoutMs: TEN_MINUTES,
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    let token = "";
+    await until(async () => {
+      const bodies = await sent(runId, `/delay/${ms}`);
+      token = bodies[0]?.token ?? "";
+      return token !== "";
+    }, "the outbound POST reached the upstream");
+    // the POST is still in flight: the step is running, not waiting
+    expect((await rows(runId, "SELECT status FROM steps WHERE id = 'cb'"))[0].status).toBe(
+      "running",
+    );
+    expect((await answer(token, { output: { early: true } })).res.status).toBe(200);
+    expect((await answer(token, { output: { early: false } })).res.status).toBe(409);
+    expect(await inFlight).toBe("settled");
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
+    expect((await stepDetail(runId, "after")).data).toEqual({ early: true });
+  });
+
+  it("a callback that arrives while the iteration is live (another step in flight) is applied in it", async () => {
+    const runId = await started({
+      steps: [
+        {
+          id: "cb",
+          tool: "callback",
+          params: { url: `${upstreamUrl}/echo` },
+          timeoutMs: TEN_MINUTES,
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
+        { id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/500` } },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    await until(
+      async () =>
+        (await rows(runId, "SELECT status FROM steps WHERE id = 'cb'"))[0].status === "waiting",
+      "cb waits",
+    );
+    expect((await answer(await tokenOf(runId), { output: "live" })).res.status).toBe(200);
+    expect(await inFlight).toBe("settled");
+    const s = await status(runId);
+    expect(s.status).toBe("completed");
+    expect(s.iterations).toBe(1);
+    expect((await stepDetail(runId, "after")).data).toBe("live");
+  });
+
+  it("cancelling a waiting run expires its token (409)", async () => {
+    const runId = await waitingRun();
+    const token = await tokenOf(runId);
+    expect((await post(`/v1/runs/${runId}/cancel`)).res.status).toBe(200);
+    expect((await status(runId)).status).toBe("cancelled");
+    expect((await answer(token, { output: 1 })).res.status).toBe(409);
+  });
+
+  it("a run.waiting webhook is sent when the run waits for the callback", async () => {
+    const hook = `/script/${unique("cb-hook")}`;
+    const runId = await waitingRun({ webhook: { url: `${upstreamUrl}${hook}` } });
+    const calls = await upstreamCalls(hook);
+    expect(calls.map((c) => JSON.parse(c.body).type)).toEqual(["run.waiting"]);
+  });
+});

@@ -1,0 +1,636 @@
+/**
+ * forEach fan-out (SPEC 2.1, 4, 5.2, 5.5): a step runs once per item with `${item}` and
+ * `${index}`, at most `maxConcurrency` items in flight, each item its own attempt series
+ * (own Idempotency-Key, own retries); `data` is the item data in item order.
+ */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { drive, runCalls, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import {
+  abortObject,
+  alarmInBackground,
+  byId,
+  post,
+  rows,
+  sql,
+  started,
+  stepDetail,
+  storedAlarm,
+  until,
+} from "./flow-helpers";
+
+const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+
+/** The largest number of logged calls whose [at, endedAt] intervals overlap at one instant. */
+function maxOverlap(calls: { at: number; endedAt: number }[]): number {
+  const points = calls.flatMap((c) => [
+    [c.at, 1],
+    [c.endedAt, -1],
+  ]);
+  // ends before starts at the same instant: a call starting as another ended does not overlap it
+  points.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let now = 0;
+  let max = 0;
+  for (const [, d] of points) max = Math.max(max, (now += d!));
+  return max;
+}
+
+describe("forEach: items and data", () => {
+  it("runs once per element of `${steps.x.data.*.id}`, with ${item} and ${index} in params", async () => {
+    const runId = await started({
+      steps: [
+        { id: "x", tool: "pass", params: { value: [{ id: "a" }, { id: "b" }, { id: "c" }] } },
+        {
+          id: "each",
+          tool: "http",
+          forEach: "${steps.x.data.*.id}",
+          params: {
+            url: `${upstreamUrl}/echo`,
+            query: { id: "${item}", at: "${index}", label: "${item}-${index}" },
+          },
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    const each = await stepDetail(runId, "each");
+    expect(each.status).toBe("succeeded");
+    expect(each.data.map((d: any) => d.query)).toEqual([
+      { id: "a", at: "0", label: "a-0" },
+      { id: "b", at: "1", label: "b-1" },
+      { id: "c", at: "2", label: "c-2" },
+    ]);
+  });
+
+  it("runs over a literal array; ${item} keeps its JSON type when it is the whole value", async () => {
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "pass",
+          forEach: [{ n: 1 }, "two", 3, null],
+          params: { value: { item: "${item}", index: "${index}" } },
+        },
+      ],
+    });
+    await drive(runId);
+    const each = await stepDetail(runId, "each");
+    expect(each.data).toEqual([
+      { item: { n: 1 }, index: 0 },
+      { item: "two", index: 1 },
+      { item: 3, index: 2 },
+      { item: null, index: 3 },
+    ]);
+  });
+
+  it("a later step reads the forEach data as an array", async () => {
+    const runId = await started({
+      steps: [
+        { id: "each", tool: "pass", forEach: [1, 2, 3], params: { value: { v: "${item}" } } },
+        { id: "after", tool: "pass", params: { value: "${steps.each.data.*.v}" } },
+      ],
+    });
+    await drive(runId);
+    expect((await stepDetail(runId, "after")).data).toEqual([1, 2, 3]);
+  });
+
+  it("data is in item order even when items complete in another order", async () => {
+    const delays = [300, 20, 150, 0];
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: delays,
+          params: { url: `${upstreamUrl}/delay/\${item}`, query: { i: "${index}" } },
+        },
+      ],
+    });
+    await drive(runId);
+    const each = await stepDetail(runId, "each");
+    expect(each.data.map((d: any) => d.ms)).toEqual(delays);
+    expect(each.data.map((d: any) => d.query.i)).toEqual(["0", "1", "2", "3"]);
+    // completion order differed from item order: item 0 (300 ms) ended after items 1 and 3
+    const ended = new Map<number, number>(
+      each.attemptLog.map((a: any) => [a.item, Date.parse(a.endedAt)]),
+    );
+    expect(ended.get(0)!).toBeGreaterThan(ended.get(1)!);
+    expect(ended.get(0)!).toBeGreaterThan(ended.get(3)!);
+  });
+
+  it("an empty array succeeds with data []", async () => {
+    const runId = await started({
+      steps: [
+        { id: "x", tool: "pass", params: { value: [] } },
+        {
+          id: "each",
+          tool: "http",
+          forEach: "${steps.x.data}",
+          params: { url: `${upstreamUrl}/echo` },
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.each.data}" } },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect((await stepDetail(runId, "each")).data).toEqual([]);
+    expect((await stepDetail(runId, "after")).data).toEqual([]);
+    expect(await runCalls(runId)).toHaveLength(0);
+  });
+
+  it("a wildcard matching nothing is an empty array: data []", async () => {
+    const runId = await started({
+      steps: [
+        { id: "x", tool: "pass", params: { value: { list: [] } } },
+        {
+          id: "each",
+          tool: "pass",
+          forEach: "${steps.x.data.list.*.id}",
+          params: { value: "${item}" },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "each")).data).toEqual([]);
+  });
+
+  it("forEach that does not resolve to an array fails the step as invalid_data; dependents are skipped", async () => {
+    const runId = await started({
+      steps: [
+        { id: "x", tool: "pass", params: { value: { not: "a list" } } },
+        { id: "each", tool: "pass", forEach: "${steps.x.data}", params: { value: "${item}" } },
+        { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["each"] },
+      ],
+    });
+    const s = await drive(runId);
+    const steps = byId(s);
+    expect(steps.each.status).toBe("failed");
+    expect(steps.each.error.category).toBe("invalid_data");
+    expect(steps.after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
+    expect(s.status).toBe("partial");
+  });
+
+  it("forEach naming a path that does not exist fails the step as template_unresolved", async () => {
+    const runId = await started({
+      steps: [
+        { id: "x", tool: "pass", params: { value: { list: [1] } } },
+        {
+          id: "each",
+          tool: "pass",
+          forEach: "${steps.x.data.missing}",
+          params: { value: "${item}" },
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(byId(s).each.status).toBe("failed");
+    expect(byId(s).each.error.category).toBe("template_unresolved");
+    expect(s.status).toBe("partial");
+  });
+  it("items whose params do not resolve fail as template_unresolved (the iteration does not stall)", async () => {
+    const runId = await started({
+      steps: [
+        { id: "each", tool: "pass", forEach: [{ b: 1 }, { b: 2 }], params: { value: "${item.a}" } },
+      ],
+    });
+    const s = await drive(runId);
+    expect(byId(s).each.status).toBe("failed");
+    expect(byId(s).each.error.category).toBe("template_unresolved");
+    expect(byId(s).each.items).toEqual({ total: 2, succeeded: 0, failed: 2, running: 0 });
+    expect(s.status).toBe("failed");
+  });
+});
+
+describe("forEach: concurrency and keys", () => {
+  it("maxConcurrency: 2 never has more than 2 item calls in flight", async () => {
+    const tag = unique("fe-conc");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 1, 2, 3, 4, 5],
+          maxConcurrency: 2,
+          params: { url: `${upstreamUrl}/work`, query: { ms: 120, tag, i: "${index}" } },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("completed");
+    const calls = (await upstreamCalls("/work")).filter((c) => c.query.includes(tag));
+    expect(calls).toHaveLength(6);
+    expect(calls.every((c) => typeof c.endedAt === "number")).toBe(true);
+    expect(maxOverlap(calls)).toBe(2);
+  });
+
+  it("without maxConcurrency, config.maxParallel bounds the items in flight", async () => {
+    const tag = unique("fe-par");
+    const runId = await started({
+      config: { maxParallel: 3 },
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 1, 2, 3, 4, 5, 6],
+          params: { url: `${upstreamUrl}/work`, query: { ms: 100, tag } },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("completed");
+    const calls = (await upstreamCalls("/work")).filter((c) => c.query.includes(tag));
+    expect(calls).toHaveLength(7);
+    expect(maxOverlap(calls)).toBe(3);
+  });
+
+  it("each item's Idempotency-Key is <runId>:<stepId>:<itemIndex>", async () => {
+    const key = unique("fe-key");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["p", "q", "r"],
+          params: { url: script(`${key}-\${item}`) },
+        },
+      ],
+    });
+    await drive(runId);
+    for (const [k, item] of ["p", "q", "r"].entries()) {
+      const calls = await upstreamCalls(`/script/${key}-${item}`);
+      expect(calls.map((c) => c.idempotencyKey)).toEqual([`${runId}:each:${k}`]);
+      expect(calls[0].attempt).toBe(1);
+    }
+  });
+});
+
+describe("forEach: failures", () => {
+  it("an item that fails once retries on its own, with the same key; the others run once", async () => {
+    const key = unique("fe-retry");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["200", "503,200", "200"],
+          retry: { baseDelayMs: 0 },
+          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect((await upstreamCalls(`/script/${key}-0`)).map((c) => c.attempt)).toEqual([1]);
+    expect((await upstreamCalls(`/script/${key}-2`)).map((c) => c.attempt)).toEqual([1]);
+    const retried = await upstreamCalls(`/script/${key}-1`);
+    expect(retried.map((c) => c.attempt)).toEqual([1, 2]);
+    expect(new Set(retried.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:each:1`]));
+    const each = await stepDetail(runId, "each");
+    expect(each.data.map((d: any) => d.status)).toEqual([200, 200, 200]);
+    expect(each.attemptLog.filter((a: any) => a.item === 1)).toEqual([
+      expect.objectContaining({ item: 1, attempt: 1, category: "server_error", status: 503 }),
+      expect.objectContaining({ item: 1, attempt: 2 }),
+    ]);
+    expect(each.attemptLog.filter((a: any) => a.item === 1)[1].category).toBeUndefined();
+  });
+
+  it("a permanently failing item fails the step only after the other items settle; they are recorded", async () => {
+    const key = unique("fe-fail");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [
+            { plan: "404", delay: 0 },
+            { plan: "200", delay: 200 },
+            { plan: "200", delay: 300 },
+          ],
+          params: {
+            url: script(`${key}-\${index}`),
+            query: { plan: "${item.plan}", delay: "${item.delay}" },
+          },
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.each.data}" } },
+        { id: "other", tool: "pass", params: { value: 1 } },
+      ],
+    });
+    const s = await drive(runId);
+    const steps = byId(s);
+    expect(steps.each.status).toBe("failed");
+    expect(steps.each.error.category).toBe("client_error");
+    expect(steps.each.items).toEqual({ total: 3, succeeded: 2, failed: 1, running: 0 });
+    expect(steps.after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
+    expect(s.status).toBe("partial");
+
+    const each = await stepDetail(runId, "each");
+    // the step failed after the slowest item (300 ms) ended, not when item 0 failed
+    const ends = each.attemptLog.map((a: any) => Date.parse(a.endedAt));
+    expect(Date.parse(each.endedAt)).toBeGreaterThanOrEqual(Math.max(...ends));
+    expect(each.attemptLog).toEqual([
+      expect.objectContaining({ item: 0, attempt: 1, category: "client_error", status: 404 }),
+      expect.objectContaining({ item: 1, attempt: 1, status: 200 }),
+      expect.objectContaining({ item: 2, attempt: 1, status: 200 }),
+    ]);
+    // the succeeded items were called once each and their data is stored
+    expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-2`)).toHaveLength(1);
+    const items = await rows(
+      runId,
+      "SELECT item_index, status, data FROM items ORDER BY item_index",
+    );
+    expect(items.map((r) => r.status)).toEqual(["failed", "succeeded", "succeeded"]);
+    expect(JSON.parse(items[1].data)).toMatchObject({ status: 200 });
+  });
+
+  it("an item that exhausts its retries fails the step with its last category", async () => {
+    const key = unique("fe-exhaust");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["200", "500"],
+          retry: { maxRetries: 2, baseDelayMs: 0 },
+          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(byId(s).each.status).toBe("failed");
+    expect(byId(s).each.error.category).toBe("server_error");
+    expect((await upstreamCalls(`/script/${key}-1`)).map((c) => c.attempt)).toEqual([1, 2, 3]);
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
+    expect(s.status).toBe("failed");
+  });
+  it("an item retry due later makes the step retrying; once due, only that item runs again", async () => {
+    const key = unique("fe-later");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["200", "503,200"],
+          retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: "none" },
+          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
+        },
+      ],
+    });
+    await runDurableObjectAlarm(runStub(runId));
+    let each = byId(await status(runId)).each;
+    expect(each.status).toBe("retrying");
+    expect(Date.parse(each.nextAttemptAt)).toBeGreaterThan(Date.now() + 500_000); // no wall-clock retry during the test
+    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 0, running: 0 });
+    expect(await storedAlarm(runId)).toBe(Date.parse(each.nextAttemptAt));
+
+    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    each = await stepDetail(runId, "each");
+    expect(each.data.map((d: any) => d.status)).toEqual([200, 200]);
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
+    expect((await upstreamCalls(`/script/${key}-1`)).map((c) => c.attempt)).toEqual([1, 2]);
+  });
+  it("while a later retry round of items runs, the step shows running (not retrying)", async () => {
+    const key = unique("fe-round");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [
+            { plan: "200", delay: 0 },
+            { plan: "503,200", delay: 300 },
+          ],
+          retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: "none" },
+          params: {
+            url: script(`${key}-\${index}`),
+            query: { plan: "${item.plan}", delay: "${item.delay}" },
+          },
+        },
+      ],
+    });
+    await runDurableObjectAlarm(runStub(runId));
+    expect(byId(await status(runId)).each.status).toBe("retrying");
+    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    const inFlight = alarmInBackground(runId);
+    let each: any;
+    await until(async () => {
+      each = byId(await status(runId)).each;
+      return each.items.running === 1;
+    }, "the retried item is in flight");
+    expect(each.status).toBe("running");
+    expect(each.nextAttemptAt).toBeUndefined();
+    expect(await inFlight).toBe("settled");
+    expect((await status(runId)).status).toBe("completed");
+  });
+  it("fail-fast: in-flight items finish and are recorded, items not started are cancelled, the run fails", async () => {
+    const key = unique("fe-ff");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 1, 2, 3],
+          maxConcurrency: 2,
+          params: { url: script(`${key}-\${index}`, "?delay=300") },
+        },
+        {
+          id: "boom",
+          tool: "http",
+          params: { url: script(`${key}-boom`, "?plan=404") },
+          onFailure: "fail_run",
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    const each = byId(s).each;
+    expect(each.status).toBe("cancelled");
+    expect(each.items).toEqual({ total: 4, succeeded: 2, failed: 2, running: 0 });
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-2`)).toHaveLength(0);
+    expect(await upstreamCalls(`/script/${key}-3`)).toHaveLength(0);
+  });
+
+  it("cancelling the run aborts the items in flight; the step is cancelled", async () => {
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 1, 2],
+          maxConcurrency: 2,
+          params: { url: `${upstreamUrl}/hang`, query: { i: "${index}" } },
+          timeoutMs: 600_000,
+        },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    await until(
+      async () => byId(await status(runId)).each.items?.running === 2,
+      "two items in flight",
+    );
+    const res = await post(`/v1/runs/${runId}/cancel`);
+    expect(res.res.status).toBe(200);
+    expect(res.body.status).toBe("cancelled");
+    expect(await inFlight).toBe("settled");
+    const each = byId(await status(runId)).each;
+    expect(each.status).toBe("cancelled");
+    expect(each.items).toEqual({ total: 3, succeeded: 0, failed: 3, running: 0 });
+    // whether an aborted request reached the upstream is a race; the third item never started
+    const calls = await runCalls(runId, "/hang");
+    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(calls.some((c) => c.query.includes("i=2"))).toBe(false);
+    const log = (await stepDetail(runId, "each")).attemptLog;
+    expect(log.map((a: any) => [a.item, a.category])).toEqual([
+      [0, "cancelled"],
+      [1, "cancelled"],
+    ]);
+  });
+  it("redrive (POST /retry) re-runs the failed items and keeps the succeeded ones", async () => {
+    const key = unique("fe-redrive");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["200", "404,200"],
+          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("failed");
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(byId(s).each.items).toEqual({ total: 2, succeeded: 2, failed: 0, running: 0 });
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
+    expect((await upstreamCalls(`/script/${key}-1`)).map((c) => c.attempt)).toEqual([1, 2]);
+    expect((await stepDetail(runId, "each")).data.map((d: any) => d.status)).toEqual([200, 200]);
+  });
+});
+
+describe("forEach: status views", () => {
+  it("GET /v1/runs/:id shows items { total, succeeded, failed, running } on the step", async () => {
+    const runId = await started({
+      steps: [
+        { id: "each", tool: "pass", forEach: [1, 2, 3, 4], params: { value: "${item}" } },
+        { id: "plain", tool: "pass", params: { value: 1 } },
+      ],
+    });
+    const s = await drive(runId);
+    expect(byId(s).each.items).toEqual({ total: 4, succeeded: 4, failed: 0, running: 0 });
+    expect(byId(s).plain.items).toBeUndefined();
+  });
+
+  it("shows running items while the fan-out is in flight", async () => {
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 1, 2],
+          maxConcurrency: 2,
+          params: { url: `${upstreamUrl}/delay/400` },
+        },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    let seen: any;
+    await until(async () => {
+      seen = byId(await status(runId)).each;
+      return seen.items?.running === 2;
+    }, "two items run");
+    expect(seen.status).toBe("running");
+    expect(seen.items).toEqual({ total: 3, succeeded: 0, failed: 0, running: 2 });
+    await inFlight;
+    expect(byId(await drive(runId)).each.items).toEqual({
+      total: 3,
+      succeeded: 3,
+      failed: 0,
+      running: 0,
+    });
+  });
+
+  it("GET .../steps/:id attemptLog entries carry their item index", async () => {
+    const runId = await started({
+      steps: [{ id: "each", tool: "pass", forEach: ["a", "b", "c"], params: { value: "${item}" } }],
+    });
+    await drive(runId);
+    const each = await stepDetail(runId, "each");
+    expect(each.attemptLog.map((a: any) => [a.item, a.attempt])).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ]);
+    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    expect(each.attempts).toBe(3);
+  });
+});
+
+describe("forEach: scale and durability", () => {
+  it("1,000 items with the pass tool and maxConcurrency 50 complete; data has 1,000 entries in order", async () => {
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "pass",
+          forEach: items,
+          maxConcurrency: 50,
+          params: { value: { i: "${index}", v: "${item}" } },
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(byId(s).each.items).toEqual({ total: 1000, succeeded: 1000, failed: 0, running: 0 });
+    const each = await stepDetail(runId, "each");
+    expect(each.data).toHaveLength(1000);
+    expect(each.data.every((d: any, k: number) => d.i === k && d.v === k)).toBe(true);
+  }, 30_000);
+
+  it("survives a restart in the middle of a fan-out: completes, succeeded items are not called again", async () => {
+    const key = unique("fe-dur");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: [0, 0, 400, 400],
+          retry: { baseDelayMs: 0 },
+          params: { url: script(`${key}-\${index}`), query: { delay: "${item}" } },
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.each.data.*.call}" } },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    await until(async () => {
+      const items = await rows(runId, "SELECT status FROM items ORDER BY item_index");
+      return items.map((r) => r.status).join() === "succeeded,succeeded,running,running";
+    }, "items 0 and 1 succeeded while 2 and 3 are in flight");
+    await abortObject(runId);
+    await inFlight;
+    expect(await storedAlarm(runId)).not.toBeNull();
+
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
+    expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
+    for (const k of [2, 3]) {
+      const calls = await upstreamCalls(`/script/${key}-${k}`);
+      expect(new Set(calls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:each:${k}`]));
+      expect(calls[calls.length - 1].attempt).toBe(2);
+    }
+    const each = await stepDetail(runId, "each");
+    expect(each.items).toEqual({ total: 4, succeeded: 4, failed: 0, running: 0 });
+    expect(each.attemptLog.filter((a: any) => a.item === 2)).toEqual([
+      expect.objectContaining({ item: 2, attempt: 1, category: "interrupted" }),
+      expect.objectContaining({ item: 2, attempt: 2 }),
+    ]);
+    expect(each.data).toHaveLength(4);
+    expect((await stepDetail(runId, "after")).status).toBe("succeeded");
+  });
+});

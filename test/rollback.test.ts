@@ -1,0 +1,326 @@
+/**
+ * Rollback (SPEC 5.6): with `config.rollback`, a run that ends `failed` runs the
+ * `compensate` action of every succeeded step that has one, in reverse order of
+ * completion; a failed compensation is recorded and the others still run. Status shows
+ * `rollback: { state, steps }`. Retry delays are made due through SQL.
+ */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { drive, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import {
+  abortObject,
+  alarmInBackground,
+  byId,
+  events,
+  post,
+  rows,
+  sql,
+  started,
+  storedAlarm,
+  until,
+} from "./flow-helpers";
+
+const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+
+/**
+ * a -> b -> c: a and b succeed (b after a), c fails with 404 and fails the run.
+ * `undo` gives each compensation's script query (e.g. "?plan=500").
+ */
+function plan(
+  key: string,
+  opts: {
+    rollback?: boolean;
+    failRun?: boolean;
+    undo?: Record<string, string>;
+    retry?: unknown;
+  } = {},
+) {
+  const { rollback = true, failRun = true, undo = {}, retry } = opts;
+  const compensate = (id: string) => ({
+    tool: "http",
+    params: { url: script(`${key}-undo-${id}`, undo[id] ?? "") },
+  });
+  return {
+    config: { rollback },
+    steps: [
+      {
+        id: "a",
+        tool: "http",
+        params: { url: script(`${key}-a`) },
+        compensate: compensate("a"),
+        ...(retry !== undefined && { retry }),
+      },
+      {
+        id: "b",
+        tool: "http",
+        params: { url: script(`${key}-b`) },
+        dependsOn: ["a"],
+        compensate: compensate("b"),
+        ...(retry !== undefined && { retry }),
+      },
+      {
+        id: "c",
+        tool: "http",
+        params: { url: script(`${key}-c`, "?plan=404") },
+        dependsOn: ["b"],
+        compensate: compensate("c"),
+        ...(failRun && { onFailure: "fail_run" }),
+      },
+    ],
+  };
+}
+
+async function undoCalls(key: string): Promise<string[]> {
+  return (await upstreamCalls(`/script/${key}-undo-`)).map((c) =>
+    c.path.slice(`/script/${key}-undo-`.length),
+  );
+}
+
+describe("rollback on failure", () => {
+  it("a failed run compensates its succeeded steps in reverse completion order", async () => {
+    const key = unique("rb");
+    const runId = await started(plan(key));
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["b", "a"]);
+    expect(s.rollback).toEqual({
+      state: "completed",
+      steps: [
+        expect.objectContaining({ stepId: "b", tool: "http", status: "succeeded", attempts: 1 }),
+        expect.objectContaining({ stepId: "a", tool: "http", status: "succeeded", attempts: 1 }),
+      ],
+    });
+    expect(typeof s.rollback.steps[0].startedAt).toBe("string");
+    expect(typeof s.rollback.steps[0].endedAt).toBe("string");
+    // the failed step is not compensated
+    expect(await upstreamCalls(`/script/${key}-undo-c`)).toHaveLength(0);
+    expect(await storedAlarm(runId)).toBeNull();
+  });
+
+  it("compensations carry their own Idempotency-Key", async () => {
+    const key = unique("rb-key");
+    const runId = await started(plan(key));
+    await drive(runId);
+    const [undoB] = await upstreamCalls(`/script/${key}-undo-b`);
+    expect(undoB.idempotencyKey).toBe(`${runId}:b:compensate`);
+    expect(undoB.attempt).toBe(1);
+  });
+
+  it("records compensation_started and compensation_finished events, after run_finished", async () => {
+    const key = unique("rb-ev");
+    const runId = await started(plan(key));
+    await drive(runId);
+    const all = await events(runId);
+    const comp = all.filter((e) => e.type.startsWith("compensation_"));
+    expect(comp.map((e) => [e.type, e.stepId])).toEqual([
+      ["compensation_started", "b"],
+      ["compensation_finished", "b"],
+      ["compensation_started", "a"],
+      ["compensation_finished", "a"],
+    ]);
+    expect(comp[1].data).toEqual({ status: "succeeded" });
+    const finished = all.findIndex((e) => e.type === "run_finished");
+    expect(finished).toBeGreaterThanOrEqual(0);
+    expect(all.indexOf(comp[0])).toBeGreaterThan(finished);
+  });
+
+  it("a compensation that fails for good is recorded failed; the others still run; state failed", async () => {
+    const key = unique("rb-fail");
+    const runId = await started(
+      plan(key, { undo: { b: "?plan=500" }, retry: { maxRetries: 1, baseDelayMs: 0 } }),
+    );
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
+    expect(s.rollback.state).toBe("failed");
+    expect(s.rollback.steps).toEqual([
+      expect.objectContaining({
+        stepId: "b",
+        status: "failed",
+        attempts: 2,
+        error: expect.objectContaining({ category: "server_error", status: 500 }),
+      }),
+      expect.objectContaining({ stepId: "a", status: "succeeded", attempts: 1 }),
+    ]);
+    const finished = (await events(runId)).filter((e) => e.type === "compensation_finished");
+    expect(finished.map((e) => [e.stepId, e.data.status])).toEqual([
+      ["b", "failed"],
+      ["a", "succeeded"],
+    ]);
+  });
+
+  it("a compensation retried after a 503 waits for its retry by alarm, then succeeds", async () => {
+    const key = unique("rb-retry");
+    const runId = await started(
+      plan(key, {
+        undo: { b: "?plan=503,200" },
+        retry: { maxRetries: 2, baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: "none" },
+      }),
+    );
+    let s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(s.rollback.state).toBe("running");
+    expect(s.rollback.steps).toEqual([
+      expect.objectContaining({ stepId: "b", status: "retrying", attempts: 1 }),
+      expect.objectContaining({ stepId: "a", status: "pending", attempts: 0 }),
+    ]);
+    // a waits behind b: compensations run one at a time, in order
+    expect(await undoCalls(key)).toEqual(["b"]);
+    const alarm = await storedAlarm(runId);
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeGreaterThan(Date.now() + 500_000);
+
+    await sql(runId, "UPDATE compensations SET next_attempt_at = 0 WHERE status = 'retrying'");
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    s = await status(runId);
+    expect(s.status).toBe("failed");
+    expect(s.rollback.state).toBe("completed");
+    expect(s.rollback.steps).toEqual([
+      expect.objectContaining({ stepId: "b", status: "succeeded", attempts: 2 }),
+      expect.objectContaining({ stepId: "a", status: "succeeded", attempts: 1 }),
+    ]);
+    expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
+    expect(await storedAlarm(runId)).toBeNull();
+  });
+
+  it("compensate params can read the step's own result", async () => {
+    const key = unique("rb-own");
+    const runId = await started({
+      config: { rollback: true },
+      steps: [
+        {
+          id: "a",
+          tool: "http",
+          params: { url: script(`${key}-a`) },
+          compensate: {
+            tool: "http",
+            params: {
+              url: `${upstreamUrl}/echo`,
+              method: "POST",
+              body: { undo: "${steps.a.data.key}", call: "${steps.a.data.call}" },
+            },
+          },
+        },
+        {
+          id: "c",
+          tool: "http",
+          params: { url: script(`${key}-c`, "?plan=404") },
+          dependsOn: ["a"],
+          onFailure: "fail_run",
+        },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.rollback.state).toBe("completed");
+    const echo = (await upstreamCalls("/echo")).find(
+      (c) => c.idempotencyKey === `${runId}:a:compensate`,
+    );
+    expect(echo).toBeDefined();
+    expect(JSON.parse(echo.body)).toEqual({ undo: `${key}-a`, call: 1 });
+  });
+
+  it("failFast fails the run and rolls back too", async () => {
+    const key = unique("rb-ff");
+    const p = plan(key, { failRun: false });
+    const runId = await started({ ...p, config: { rollback: true, failFast: true } });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["b", "a"]);
+  });
+});
+
+describe("rollback durability", () => {
+  it("a compensation interrupted by a restart is retried; the rollback completes", async () => {
+    const key = unique("rb-dur");
+    const runId = await started(
+      plan(key, { undo: { b: "?delay=400" }, retry: { maxRetries: 2, baseDelayMs: 0 } }),
+    );
+    const inFlight = alarmInBackground(runId);
+    await until(async () => {
+      const r = await rows(runId, "SELECT status FROM compensations ORDER BY seq");
+      return r[0]?.status === "running";
+    }, "b's compensation is in flight");
+    expect(await storedAlarm(runId)).not.toBeNull();
+    await abortObject(runId);
+    await inFlight;
+
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const s = await status(runId);
+    expect(s.status).toBe("failed");
+    expect(s.rollback.state).toBe("completed");
+    expect(s.rollback.steps[0]).toMatchObject({ stepId: "b", status: "succeeded", attempts: 2 });
+    const calls = await upstreamCalls(`/script/${key}-undo-b`);
+    expect(new Set(calls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:b:compensate`]));
+    expect(calls[calls.length - 1].attempt).toBe(2);
+    expect(await upstreamCalls(`/script/${key}-undo-a`)).toHaveLength(1);
+  });
+});
+
+describe("no rollback", () => {
+  it("when config.rollback is false", async () => {
+    const key = unique("rb-off");
+    const runId = await started(plan(key, { rollback: false }));
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(s.rollback).toBeUndefined();
+    expect(await undoCalls(key)).toEqual([]);
+    expect((await events(runId)).some((e) => e.type.startsWith("compensation_"))).toBe(false);
+  });
+
+  it("when the run ends partial", async () => {
+    const key = unique("rb-partial");
+    const runId = await started(plan(key, { failRun: false }));
+    const s = await drive(runId);
+    expect(s.status).toBe("partial");
+    expect(s.rollback).toBeUndefined();
+    expect(await undoCalls(key)).toEqual([]);
+  });
+
+  it("when the run completes", async () => {
+    const key = unique("rb-ok");
+    const p = plan(key);
+    p.steps[2]!.params = { url: script(`${key}-c`) };
+    const runId = await started(p);
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(s.rollback).toBeUndefined();
+    expect(await undoCalls(key)).toEqual([]);
+  });
+
+  it("when the run is cancelled", async () => {
+    const key = unique("rb-cancel");
+    const runId = await started({
+      config: { rollback: true },
+      steps: [
+        {
+          id: "a",
+          tool: "pass",
+          params: { value: 1 },
+          compensate: { tool: "http", params: { url: script(`${key}-undo-a`) } },
+        },
+        { id: "nap", tool: "wait", params: { ms: 600_000 }, dependsOn: ["a"] },
+      ],
+    });
+    await drive(runId);
+    expect((await post(`/v1/runs/${runId}/cancel`)).res.status).toBe(200);
+    await drive(runId);
+    const s = await status(runId);
+    expect(s.status).toBe("cancelled");
+    expect(s.rollback).toBeUndefined();
+    expect(await undoCalls(key)).toEqual([]);
+  });
+});
+
+describe("rollback and redrive", () => {
+  it("a rolled-back run that is retried and fails again does not crash the alarm", async () => {
+    const key = unique("rb-redrive");
+    const runId = await started(plan(key));
+    expect((await drive(runId)).status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["b", "a"]);
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(byId(s).c.attempts).toBe(2);
+    expect(s.rollback.state).not.toBe("running");
+  });
+});
