@@ -10,8 +10,13 @@
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
+ *   ANY  /work?ms=<n> | ?minMs=&maxMs=&seed=
+ *                              answers after <n> ms (or a delay in [minMs, maxMs] derived from seed,
+ *                              Idempotency-Key and attempt) with workAnswer(...): a value derived from
+ *                              the Idempotency-Key. Its log entries also get `endedAt` and `aborted`.
  *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix
  */
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { domainResponse } from "./data.ts";
@@ -26,6 +31,10 @@ export interface LoggedCall {
   at: number;
   body: string;
   headers: Record<string, string>;
+  /** `/work` only: when the answer was written (or the client went away first). */
+  endedAt?: number;
+  /** `/work` only: the client closed the connection before the answer was written. */
+  aborted?: boolean;
 }
 
 export interface Upstream {
@@ -50,7 +59,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       const prefix = url.searchParams.get("prefix") ?? "";
       return json(res, 200, calls.filter((c) => c.path.startsWith(prefix)));
     }
-    calls.push({
+    const call: LoggedCall = {
       method: req.method ?? "GET",
       path,
       query: url.search,
@@ -60,7 +69,8 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       at: Date.now(),
       body,
       headers: Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string")),
-    });
+    };
+    calls.push(call);
     const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
     if (domain) return json(res, 200, domain);
     if (path === "/echo") {
@@ -74,6 +84,20 @@ export async function startUpstream(port = 0): Promise<Upstream> {
     const delay = /^\/delay\/(\d+)$/.exec(path);
     if (delay) {
       setTimeout(() => json(res, 200, { ok: true, ms: Number(delay[1]), query: Object.fromEntries(url.searchParams) }), Number(delay[1]));
+      return;
+    }
+    if (path === "/work") {
+      const ms = workDelayMs(call.idempotencyKey, call.attempt, url.searchParams);
+      const timer = setTimeout(() => {
+        call.endedAt = Date.now();
+        json(res, 200, workAnswer(call.idempotencyKey, call.attempt, url.searchParams));
+      }, ms);
+      res.on("close", () => {
+        if (res.writableFinished) return;
+        clearTimeout(timer);
+        call.endedAt = Date.now();
+        call.aborted = true;
+      });
       return;
     }
     const script = /^\/script\/([^/]+)$/.exec(path);
@@ -106,6 +130,26 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The value `/work` derives from an Idempotency-Key (the first 24 hex digits of its SHA-256). */
+export function workValue(key: string | null): string {
+  return createHash("sha256").update(key ?? "").digest("hex").slice(0, 24);
+}
+
+/** `/work`'s delay: `ms`, else in [minMs, maxMs], a function of seed, Idempotency-Key and attempt. */
+export function workDelayMs(key: string | null, attempt: number | null, q: URLSearchParams): number {
+  if (q.has("ms")) return Math.max(0, Number(q.get("ms")) || 0);
+  const min = Math.max(0, Number(q.get("minMs") ?? 0) || 0);
+  const max = Math.max(min, Number(q.get("maxMs") ?? min) || min);
+  const h = createHash("sha256").update(`${q.get("seed") ?? ""}|${key ?? ""}|${attempt ?? ""}`).digest();
+  return min + (h.readUInt32BE(0) % (max - min + 1));
+}
+
+/** `/work`'s answer: `value` is derived from the key; `input` echoes the query minus the timing parameters. */
+export function workAnswer(key: string | null, attempt: number | null, q: URLSearchParams) {
+  const input = Object.fromEntries([...q].filter(([k]) => !["ms", "minMs", "maxMs", "seed"].includes(k)));
+  return { key, value: workValue(key), attempt, ms: workDelayMs(key, attempt, q), input };
 }
 
 function header(req: IncomingMessage, name: string): string | null {
