@@ -197,6 +197,7 @@ export class Iteration {
       this.startFanOut(i, now);
       return;
     }
+    if (this.applyEarlyAnswer(i, this.attempts[i]!, this.deps.store.step(i)!.startedAt ?? now, now)) return;
     this.deps.callbacks.expire(i);
     const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
     this.recordFailure(i, this.attempts[i]!, error, now);
@@ -301,15 +302,31 @@ export class Iteration {
     const now = Date.now();
     if ("suspend" in result) this.suspend(i, attempt, result.suspend, startedAt, now);
     else if (result.ok) this.succeed(i, attempt, result.data, result.status ?? null, startedAt);
+    else if (result.category !== "cancelled" && this.applyEarlyAnswer(i, attempt, startedAt, now)) return;
     else {
       const { category, message, status, retryAfterMs } = result;
       this.recordFailure(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
     }
   }
 
+  /**
+   * A callback answered before its outbound POST returned, even when that POST then failed
+   * (timed out, lost its connection, the run restarted): the job got the token, so its answer
+   * decides the step. True when an answer was applied.
+   */
+  private applyEarlyAnswer(i: number, attempt: number, startedAt: number, now: number): boolean {
+    const step = this.plan.steps[i]!;
+    if (step.tool !== "callback") return false;
+    const row = this.deps.callbacks.ofAttempt(i, attempt);
+    if (row?.state !== "answered") return false;
+    const answer = { type: "callback" as const, token: row.token, answer: JSON.parse(row.result!) };
+    settle(this.s, i, { type: commitAnswer(this.deps, step, attempt, startedAt, answer, now) });
+    return true;
+  }
+
   /** The attempt waits durably: its row records what for and until when; the alarm follows. */
   private suspend(i: number, attempt: number, suspension: Suspension, startedAt: number, now: number): void {
-    const { store, callbacks } = this.deps;
+    const { store } = this.deps;
     const step = this.plan.steps[i]!;
     switch (suspension.waitingFor) {
       case "timer":
@@ -322,13 +339,7 @@ export class Iteration {
         settle(this.s, i, { type: "wait", at: null });
         return;
       case "callback": {
-        const row = callbacks.get(suspension.token);
-        if (row?.state === "answered") {
-          // The answer came before the outbound POST returned: apply it now.
-          const answer = { type: "callback" as const, token: row.token, answer: JSON.parse(row.result!) };
-          settle(this.s, i, { type: commitAnswer(this.deps, step, attempt, startedAt, answer, now) });
-          return;
-        }
+        if (this.applyEarlyAnswer(i, attempt, startedAt, now)) return;
         store.stepWaiting(i, step.id, attempt, "callback", suspension.until, now);
         settle(this.s, i, { type: "wait", at: suspension.until });
         return;

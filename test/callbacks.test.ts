@@ -322,6 +322,43 @@ describe("callback durability", () => {
     expect((await stepDetail(runId, "after")).data).toEqual({ early: true });
   });
 
+  /** A run whose callback POST goes to `path` (on the upstream), and the token once the POST arrived there. */
+  async function earlyAnswered(path: string): Promise<{ runId: string; token: string; inFlight: Promise<string> }> {
+    const runId = await started({
+      steps: [
+        { id: "cb", tool: "callback", params: { url: `${upstreamUrl}${path}` }, timeoutMs: TEN_MINUTES },
+        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    let token = "";
+    await until(async () => {
+      token = (await sent(runId, path.split("?")[0]))[0]?.token ?? "";
+      return token !== "";
+    }, "the outbound POST reached the upstream");
+    expect((await answer(token, { output: { early: true } })).res.status).toBe(200);
+    return { runId, token, inFlight };
+  }
+
+  it("an early answer decides the step even when the outbound POST then fails", async () => {
+    const key = unique("early-500");
+    const { runId, inFlight } = await earlyAnswered(`/script/${key}?plan=500&delay=500`);
+    expect(await inFlight).toBe("settled");
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
+    expect(await sent(runId, `/script/${key}`)).toHaveLength(1); // answered, so never retried
+  });
+
+  it("an early answer survives a restart in the middle of the outbound POST", async () => {
+    const key = unique("early-abort");
+    const { runId, inFlight } = await earlyAnswered(`/script/${key}?plan=200&delay=700`);
+    await abortObject(runId);
+    await inFlight;
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
+    expect(await sent(runId, `/script/${key}`)).toHaveLength(1); // not interrupted and retried
+  });
+
   it("a callback that arrives while the iteration is live (another step in flight) is applied in it", async () => {
     const runId = await started({
       steps: [
