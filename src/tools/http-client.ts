@@ -49,10 +49,12 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
       if (!headers.has("content-type")) headers.set("content-type", "application/json");
     }
   }
-  const timeout = AbortSignal.timeout(call.timeoutMs);
-  const signal = AbortSignal.any([timeout, call.signal]);
+  // A timer we clear (unlike AbortSignal.timeout) so no timeout outlives its attempt.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), call.timeoutMs);
+  const signal = AbortSignal.any([timeout.signal, call.signal]);
   const aborted = (): ToolResult =>
-    timeout.aborted
+    timeout.signal.aborted
       ? toolFailure("timeout", `no response within ${call.timeoutMs} ms`)
       : toolFailure("cancelled", "the run was cancelled");
   try {
@@ -67,6 +69,8 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
   } catch (err) {
     if (signal.aborted) return aborted();
     return toolFailure("network", `request failed: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
