@@ -1,8 +1,9 @@
 /**
  * Rollback (SPEC 5.6): when a run with `config.rollback` ends `failed`, the `compensate`
- * action of every succeeded step that has one runs, in reverse order of completion, one
- * at a time. Each is retried under its step's policy (backoff by alarm); a compensation
- * that fails for good is recorded and the others still run.
+ * action of every succeeded step that has one (and of every forEach step with a succeeded
+ * item) runs, in reverse order of completion, one at a time. Each is retried under its
+ * step's policy (backoff by alarm); a compensation that fails for good is recorded and the
+ * others still run.
  */
 import type { CompiledPlan, CompiledStep } from "../src/engine/plan";
 import type { StepError } from "../src/engine/records";
@@ -39,10 +40,20 @@ export class Rollback {
     private readonly plan: () => CompiledPlan,
   ) {}
 
-  /** Queues the compensations of the succeeded steps, latest completion first. */
+  /**
+   * Queues the compensations of the succeeded steps, latest completion first. A `forEach`
+   * step that failed (or was cancelled) after some of its items succeeded has done part of
+   * its work, so it is compensated too: a deployment that reached two of three targets
+   * must be undone.
+   */
   enqueue(store: RunStore): void {
     const steps = this.plan().steps;
-    const done = store.steps().filter((s) => s.status === "succeeded" && steps[s.index]!.compensate);
+    const partial = new Set(
+      this.db.all<{ stepIndex: number }>`SELECT DISTINCT step_idx AS stepIndex FROM items WHERE status = 'succeeded'`.map((r) => r.stepIndex),
+    );
+    const done = store
+      .steps()
+      .filter((s) => steps[s.index]!.compensate && (s.status === "succeeded" || ((s.status === "failed" || s.status === "cancelled") && partial.has(s.index))));
     done.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || b.index - a.index);
     // A redriven run can fail again: its compensations queue after the earlier ones.
     const base = this.db.one<{ next: number }>`SELECT COALESCE(MAX(seq) + 1, 0) AS next FROM compensations`!.next;
@@ -113,6 +124,11 @@ export class Rollback {
     return this.db.one<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,
       started_at AS startedAt, ended_at AS endedAt, error FROM compensations
       WHERE status NOT IN ('succeeded', 'failed') ORDER BY seq LIMIT 1`;
+  }
+
+  /** True once compensations were queued: the run's succeeded work is (being) undone. */
+  queued(): boolean {
+    return this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM compensations`!.n > 0;
   }
 
   /** `{ state, steps }` for the run's status, or undefined when nothing was compensated. */

@@ -154,6 +154,10 @@ export class RunObject extends DurableObject<Env> {
     if (run.status !== "failed" && run.status !== "partial") {
       return { ok: false, status: run.status, message: `only a failed or partial run can be retried; this one is ${run.status}` };
     }
+    // Redrive keeps succeeded results; after a rollback undid them, they no longer hold.
+    if (this.rollback.queued()) {
+      return { ok: false, status: run.status, message: "this run was rolled back (config.rollback): its completed steps were undone, so submit the plan again instead of retrying" };
+    }
     const now = Date.now();
     this.store.redrive(now);
     this.resultCache.clear();

@@ -312,15 +312,27 @@ describe("no rollback", () => {
 });
 
 describe("rollback and redrive", () => {
-  it("a rolled-back run that is retried and fails again does not crash the alarm", async () => {
+  it("a rolled-back run cannot be retried: 409, and nothing changes", async () => {
     const key = unique("rb-redrive");
     const runId = await started(plan(key));
     expect((await drive(runId)).status).toBe("failed");
     expect(await undoCalls(key)).toEqual(["b", "a"]);
+    const before = await status(runId);
+    const { res, body } = await post(`/v1/runs/${runId}/retry`);
+    expect(res.status).toBe(409);
+    expect(body.error.message).toMatch(/rolled back/);
+    const after = await drive(runId);
+    expect(after.status).toBe("failed");
+    expect(after.steps).toEqual(before.steps);
+    expect(await undoCalls(key)).toEqual(["b", "a"]);
+  });
+
+  it("a failed run with rollback on but nothing to compensate can be retried", async () => {
+    const key = unique("rb-nothing");
+    const p = plan(key, { failRun: true });
+    for (const step of p.steps) delete (step as { compensate?: unknown }).compensate;
+    const runId = await started(p);
+    expect((await drive(runId)).status).toBe("failed");
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
-    const s = await drive(runId);
-    expect(s.status).toBe("failed");
-    expect(byId(s).c.attempts).toBe(2);
-    expect(s.rollback.state).not.toBe("running");
   });
 });
