@@ -118,6 +118,7 @@ export class FanOutRunner {
     db.run`UPDATE items SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL
       WHERE step_idx = ${i} AND item_index = ${k}`;
     db.run`INSERT INTO attempts (step_idx, item_index, attempt, started_at) VALUES (${i}, ${k}, ${attempt}, ${now})`;
+    db.run`UPDATE steps SET attempts = attempts + 1 WHERE idx = ${i}`; // the status counts item attempts live
     const item = JSON.parse(db.one<{ item: string }>`SELECT item FROM items WHERE step_idx = ${i} AND item_index = ${k}`!.item) as unknown;
     const invocation = invoke(this.deps, this.step, attempt, { ...this.context, item, index: k }, now, k);
     if (invocation.type === "failed") {

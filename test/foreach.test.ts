@@ -545,6 +545,7 @@ describe("forEach: status views", () => {
     }, "two items run");
     expect(seen.status).toBe("running");
     expect(seen.items).toEqual({ total: 3, succeeded: 0, failed: 0, running: 2 });
+    expect(seen.attempts).toBe(2); // item attempts count as they start, not when the step ends
     await inFlight;
     expect(byId(await drive(runId)).each.items).toEqual({
       total: 3,
