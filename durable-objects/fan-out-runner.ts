@@ -32,11 +32,13 @@ export interface FanOutDeps extends InvokeDeps {
 
 interface ItemRow extends ItemSnapshot {
   attempts: number;
+  retryBase: number;
 }
 
 export class FanOutRunner {
   private f!: FanOut;
   private attempts: number[] = [];
+  private retryBase: number[] = [];
   private readonly controllers = new Map<number, AbortController>();
 
   constructor(
@@ -49,7 +51,7 @@ export class FanOutRunner {
   begin(now: number): StepError | null {
     const { db } = this.deps;
     const i = this.step.index;
-    let rows = db.all<ItemRow>`SELECT status, next_attempt_at AS nextAttemptAt, attempts FROM items
+    let rows = db.all<ItemRow>`SELECT status, next_attempt_at AS nextAttemptAt, attempts, retry_base AS retryBase FROM items
       WHERE step_idx = ${i} ORDER BY item_index`;
     if (rows.length === 0) {
       let list: unknown;
@@ -65,9 +67,10 @@ export class FanOutRunner {
       list.forEach((item, k) => {
         db.run`INSERT INTO items (step_idx, item_index, item, status) VALUES (${i}, ${k}, ${JSON.stringify(item ?? null)}, 'pending')`;
       });
-      rows = list.map(() => ({ status: "pending", nextAttemptAt: null, attempts: 0 }));
+      rows = list.map(() => ({ status: "pending", nextAttemptAt: null, attempts: 0, retryBase: 0 }));
     }
     this.attempts = rows.map((r) => r.attempts);
+    this.retryBase = rows.map((r) => r.retryBase);
     this.f = createFanOut(rows, this.step.maxConcurrency ?? this.deps.store.plan().config.maxParallel);
     for (const k of this.f.interrupted) {
       this.fail(k, { category: "interrupted", message: "the run restarted while this item was in flight" }, now);
@@ -157,7 +160,7 @@ export class FanOutRunner {
     db.run`UPDATE attempts SET ended_at = ${now}, category = ${error.category}, http_status = ${error.status ?? null},
       message = ${error.message} WHERE step_idx = ${i} AND item_index = ${k} AND attempt = ${attempt}`;
     const cancelled = error.category === "cancelled";
-    const at = cancelled || this.deps.halted() ? null : nextAttemptAt(this.step.retry, attempt, error.category as ErrorCategory, now, this.deps.rand, retryAfterMs);
+    const at = cancelled || this.deps.halted() ? null : nextAttemptAt(this.step.retry, attempt - this.retryBase[k]!, error.category as ErrorCategory, now, this.deps.rand, retryAfterMs);
     if (at !== null) {
       db.run`UPDATE items SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)}
         WHERE step_idx = ${i} AND item_index = ${k}`;

@@ -62,6 +62,8 @@ CREATE TABLE IF NOT EXISTS items (
   item TEXT NOT NULL,
   status TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
+  -- attempts made before the last redrive: the retry policy counts from here
+  retry_base INTEGER NOT NULL DEFAULT 0,
   next_attempt_at INTEGER,
   data TEXT,
   error TEXT,

@@ -218,7 +218,7 @@ export class RunStore {
     const steps = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM steps WHERE status = 'failed'
       OR status = 'cancelled' OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`!.n;
     // forEach steps re-run their failed and cancelled items; succeeded items are kept.
-    this.db.run`UPDATE items SET status = 'pending', next_attempt_at = NULL, error = NULL
+    this.db.run`UPDATE items SET status = 'pending', next_attempt_at = NULL, error = NULL, retry_base = attempts
       WHERE status IN ('failed', 'cancelled') AND step_idx IN (SELECT idx FROM steps WHERE status IN ('failed', 'cancelled'))`;
     this.db.run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
       next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts

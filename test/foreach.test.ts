@@ -512,6 +512,28 @@ describe("forEach: failures", () => {
   });
 });
 
+describe("forEach: redrive and the retry policy", () => {
+  it("a redriven item gets its retries afresh", async () => {
+    const key = unique("fe-redrive-budget");
+    const runId = await started({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["503,503,503,200"],
+          retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("failed");
+    expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(2);
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await upstreamCalls(`/script/${key}-0`)).map((c) => c.attempt)).toEqual([1, 2, 3, 4]);
+  });
+});
+
 describe("forEach: status views", () => {
   it("GET /v1/runs/:id shows items { total, succeeded, failed, running } on the step", async () => {
     const runId = await started({
