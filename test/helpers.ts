@@ -1,5 +1,5 @@
 /** Shared test helpers: call the Worker, drive a run's alarms, read the upstream's call log. */
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 
@@ -28,15 +28,30 @@ export async function status(runId: string): Promise<any> {
 
 const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
 
-/** Fires the run's alarms (without waiting for their time) until it ends or `max` alarms ran. */
+/**
+ * Fires the run's alarms (without waiting for their time) until it ends or `max` alarms ran.
+ * workerd also fires due alarms by itself: when one of those is running an iteration, wait
+ * for it instead of mistaking "no alarm left to fire" for "the run is idle".
+ */
 export async function drive(runId: string, max = 50): Promise<any> {
   const stub = runStub(runId);
   for (let i = 0; i < max; i++) {
     const ran = await runDurableObjectAlarm(stub);
+    const wasLive = await awaitLiveIteration(stub);
     const s = await status(runId);
-    if (FINAL.has(s.status) || !ran) return s;
+    if (FINAL.has(s.status) || (!ran && !wasLive)) return s;
   }
   return status(runId);
+}
+
+/** Waits for an iteration that a real (workerd-fired) alarm is running; true if there was one. */
+async function awaitLiveIteration(stub: ReturnType<typeof runStub>): Promise<boolean> {
+  const live = await runInDurableObject(stub, (instance) => {
+    const done = (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone;
+    return done ? done.then(() => true, () => true) : false;
+  });
+  if (live) await scheduler.wait(10); // let that alarm re-arm after its iteration
+  return live;
 }
 
 /** Submits a plan and drives it to the end. */
