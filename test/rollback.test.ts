@@ -97,6 +97,26 @@ describe("rollback on failure", () => {
     expect(await storedAlarm(runId)).toBeNull();
   });
 
+  it("a forEach step that failed after some items succeeded is compensated; one whose items all failed is not", async () => {
+    const key = unique("rb-fe");
+    const fanOut = (id: string, items: string[]) => ({
+      id,
+      tool: "http",
+      forEach: items,
+      retry: { maxRetries: 0 },
+      params: { url: script(`${key}-${id}-\${index}`), query: { plan: "${item}" } },
+      compensate: { tool: "http", params: { url: script(`${key}-undo-${id}`) } },
+    });
+    const runId = await started({
+      config: { rollback: true, failFast: false },
+      steps: [fanOut("some", ["200", "404"]), fanOut("none", ["404"])],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["some"]);
+    expect(s.rollback.steps.map((r: any) => r.stepId)).toEqual(["some"]);
+  });
+
   it("compensations carry their own Idempotency-Key", async () => {
     const key = unique("rb-key");
     const runId = await started(plan(key));

@@ -10,16 +10,20 @@
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
+ *   ANY  /bad-json | /huge | /endless   malformed answers: invalid JSON under a JSON content type;
+ *                              8 MiB chunked (no content-length); headers and a chunk, then a trickle that never ends
  *   ANY  /work?ms=<n> | ?minMs=&maxMs=&seed=
  *                              answers after <n> ms (or a delay in [minMs, maxMs] derived from seed,
  *                              Idempotency-Key and attempt) with workAnswer(...): a value derived from
  *                              the Idempotency-Key. Its log entries also get `endedAt` and `aborted`.
+ *   POST /jobs, /deploy/<target>, /undeploy   the demo operations of examples/deploy.json (demo-ops.ts)
  *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { domainResponse } from "./data.ts";
+import { handleDemoOps } from "./demo-ops.ts";
 
 export interface LoggedCall {
   method: string;
@@ -81,6 +85,31 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       return void res.end("plain text");
     }
     if (path === "/hang") return;
+    if (path === "/bad-json") {
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end("{not json");
+    }
+    if (path === "/huge") {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, "x");
+      let left = 128;
+      const pump = (): void => {
+        while (left > 0 && !res.destroyed) {
+          left--;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        if (!res.destroyed) res.end();
+      };
+      res.on("close", () => void (left = 0));
+      return pump();
+    }
+    if (path === "/endless") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"items":[');
+      const timer = setInterval(() => res.write("1,"), 100);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
     const delay = /^\/delay\/(\d+)$/.exec(path);
     if (delay) {
       setTimeout(() => json(res, 200, { ok: true, ms: Number(delay[1]), query: Object.fromEntries(url.searchParams) }), Number(delay[1]));
@@ -100,6 +129,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       });
       return;
     }
+    if (handleDemoOps(req, res, url, body, json)) return;
     const script = /^\/script\/([^/]+)$/.exec(path);
     if (script) {
       const key = script[1]!;
