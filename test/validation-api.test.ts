@@ -59,6 +59,22 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
     await expectInvalid('{"steps": [', "", /json/i);
   });
 
+  it("bytes that are not UTF-8: issue at the document root", async () => {
+    const key = unique("validation-utf8");
+    const json = new TextEncoder().encode('{"steps":[{"tool":"pass","params":{"value":"x"}}]}');
+    const at = json.indexOf(0x78); // the "x": replace it by a lone continuation byte
+    json[at] = 0x80;
+    const res = await api("/v1/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: json,
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error.issues).toEqual([{ path: "", message: expect.stringMatching(/UTF-8/) }]);
+    await expectNoRun(await idempotentRunId(OWNER, key));
+  });
+
   it("an unknown field at plan level", async () => {
     await expectInvalid({ steps: [pass("a")], stepz: [] }, "stepz");
   });

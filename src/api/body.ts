@@ -5,9 +5,14 @@ import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 export async function readJson(c: Context<any>, maxBytes: number, what = "plan", maxDepth = 64): Promise<unknown> {
   const declared = Number(c.req.header("content-length"));
   if (declared > maxBytes) throw tooLarge(what, maxBytes);
-  const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > maxBytes) throw tooLarge(what, maxBytes);
-  const text = new TextDecoder().decode(bytes);
+  const bytes = await readBytes(c.req.raw.body, maxBytes, what);
+  let text: string;
+  try {
+    // Fatal: a plan whose bytes are not UTF-8 is rejected, not silently altered with U+FFFD.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new InvalidPlanError([{ path: "", message: `the ${what} is not valid UTF-8: send it as UTF-8 JSON` }]);
+  }
   if (text.trim() === "") throw new InvalidPlanError([{ path: "", message: `request body is empty: send the ${what} as JSON` }]);
   let value: unknown;
   try {
@@ -32,6 +37,34 @@ function tooDeep(root: unknown, max: number): string | null {
     for (const [k, v] of Object.entries(value)) stack.push([v, depth + 1, path === "" ? k : `${path}.${k}`]);
   }
   return null;
+}
+
+/**
+ * The body's bytes, read chunk by chunk: a body without a content-length (chunked) that
+ * passes `maxBytes` is a 413 as soon as it does, not after it was all held in memory.
+ */
+async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number, what: string): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(what, maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 function tooLarge(what: string, maxBytes: number): PayloadTooLargeError {
