@@ -9,7 +9,7 @@ export async function readJson(c: Context<any>, maxBytes: number, what = "plan",
   let text: string;
   try {
     // Fatal: a plan whose bytes are not UTF-8 is rejected, not silently altered with U+FFFD.
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw new InvalidPlanError([{ path: "", message: `the ${what} is not valid UTF-8: send it as UTF-8 JSON` }]);
   }
