@@ -198,6 +198,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** Completes a `callback` step: `not_found` for an unknown token, `conflict` for a used or expired one. */
   async answerCallback(token: string, answer: CallbackAnswer): Promise<"ok" | "not_found" | "conflict"> {
+    if (!this.store.run()) return "not_found";
     const row = this.callbacks.get(token);
     if (!row) return "not_found";
     if (!this.callbacks.answer(token, answer)) return "conflict";

@@ -23,12 +23,17 @@ export class RunStore {
   private readonly db: Sql;
   private cachedPlan: CompiledPlan | undefined;
 
+  /** False until the run is created: a lookup of an unknown id must not write a schema. */
+  private ready: boolean;
+
   constructor(private readonly storage: DurableObjectStorage) {
     this.db = new Sql(storage.sql);
-    migrate(this.db);
+    this.ready = this.db.one`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'meta'` !== undefined;
+    if (this.ready) migrate(this.db);
   }
 
   run(): RunRecord | undefined {
+    if (!this.ready) return undefined;
     const row = this.db.one<Omit<RunRecord, "riskGate"> & { riskGate: string | null }>`SELECT id, owner, status,
       created_at AS createdAt, started_at AS startedAt, ended_at AS endedAt, iterations,
       iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error, base_url AS baseUrl,
@@ -48,6 +53,7 @@ export class RunStore {
   /** Stores a new run; with `riskGate` it waits for approval before anything starts (SPEC 5.4). */
   createRun(id: string, owner: string, plan: CompiledPlan, now: number, baseUrl: string, riskGate: string[]): void {
     this.storage.transactionSync(() => {
+      migrate(this.db);
       const { mode } = plan.config;
       const budget = mode.type === "bounded" ? mode.iterations : null;
       const gate = riskGate.length > 0 ? JSON.stringify(riskGate) : null;
@@ -58,6 +64,7 @@ export class RunStore {
         this.db.run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
       }
     });
+    this.ready = true;
     this.cachedPlan = plan;
   }
 

@@ -4,9 +4,10 @@
  * stored: each submission carries an `Idempotency-Key`, which fixes the run id the
  * Worker would have used, and that id must then answer 404.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { idempotentRunId } from "../src/api/ids";
-import { api, submit, unique, upstreamUrl } from "./helpers";
+import { api, runStub, submit, unique, upstreamUrl } from "./helpers";
 
 /** Auth is off in tests: every caller is this owner (src/api/app.ts). */
 const OWNER = "public";
@@ -330,6 +331,16 @@ describe("JSON 404s (SPEC 6)", () => {
     const body = (await res.json()) as any;
     expect(body.error.code).toBe("not_found");
     expect(typeof body.error.message).toBe("string");
+  });
+
+  it("looking up an unknown run id writes nothing to its Durable Object", async () => {
+    const id = `run_${"e".repeat(32)}`;
+    expect((await api(`/v1/runs/${id}`)).status).toBe(404);
+    expect((await api(`/v1/callbacks/cb_${"e".repeat(32)}_${"0".repeat(64)}`, { method: "POST", body: '{"output":1}' })).status).toBe(404);
+    const tables = await runInDurableObject(runStub(id), (_, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").toArray(),
+    );
+    expect(tables).toEqual([]);
   });
 
   it("an unknown run id on the sub-resources", async () => {
