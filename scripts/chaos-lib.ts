@@ -24,6 +24,7 @@
  *     and never after its success was recorded; runs still unfinished at the deadline are lost
  *     (stuck: no alarm brought them back), with their alarm state read from the persisted SQLite.
  */
+import { mulberry32 } from "../bench/plans.ts";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { closeSync, copyFileSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -186,17 +187,6 @@ export interface ChaosReport {
 // Small utilities
 // ---------------------------------------------------------------------------------------
 
-/** mulberry32: a small seeded PRNG in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const between = (rand: () => number, min: number, max: number) =>
   min + Math.floor(rand() * (max - min + 1));
@@ -667,7 +657,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
   o.quietMs ??= lease + 5_000;
   const { log } = o;
   const t0 = Date.now();
-  const rand = prng(o.seed);
+  const rand = mulberry32(o.seed);
   const dir = await mkdtemp(join(tmpdir(), "edgestep-chaos-"));
   let upstream: Upstream | undefined;
   let server: DevServer | undefined;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import deployPlan from "../../examples/deploy.json";
 import { startUpstream, type LoggedCall, type Upstream } from "../upstream/server.ts";
+import { e2eClient } from "./client.ts";
 import { bootWorker, type BootedWorker } from "./worker.ts";
 
 let upstream: Upstream;
@@ -22,7 +23,7 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const FINAL = new Set(["completed", "partial", "failed", "cancelled"]);
+const { post, getJson, waitFor: waitForStatusOf } = e2eClient(() => worker.url);
 const ARTIFACT = "checkout-2.4.1.tar.gz";
 const TARGETS = ["eu-west", "us-east", "ap-south"];
 
@@ -33,20 +34,6 @@ function plan(targets?: string[]): typeof deployPlan {
   return p;
 }
 
-async function post(path: string, body: unknown): Promise<Response> {
-  return fetch(path.startsWith("http") ? path : `${worker.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-}
-
-async function getJson(path: string): Promise<any> {
-  const res = await fetch(path.startsWith("http") ? path : `${worker.url}${path}`);
-  expect(res.status).toBe(200);
-  return res.json();
-}
-
 /** Submits a plan; returns its run id and the 202's body. */
 async function submit(p: unknown): Promise<{ runId: string; status: string; statusUrl: string }> {
   const res = await post("/v1/runs", p);
@@ -54,22 +41,9 @@ async function submit(p: unknown): Promise<{ runId: string; status: string; stat
   return (await res.json()) as { runId: string; status: string; statusUrl: string };
 }
 
-/**
- * Polls the run's status until `done(status)` holds (real alarms drive it), or fails at the
- * deadline, or at once when the run ended without it (unless `afterEnd`: rollback runs then).
- */
-async function waitFor(runId: string, what: string, done: (s: any) => boolean, afterEnd = false, timeoutMs = 15_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await getJson(`/v1/runs/${runId}`);
-    if (done(status)) return status;
-    if (FINAL.has(status.status) && !afterEnd) {
-      throw new Error(`waiting for ${what}, but the run ended ${status.status}: ${JSON.stringify(status)}`);
-    }
-    if (Date.now() > deadline) throw new Error(`no ${what} after ${timeoutMs} ms: ${JSON.stringify(status)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls run `runId` until `done(status)` holds (see e2eClient's waitFor). */
+const waitFor = (runId: string, what: string, done: (s: any) => boolean, afterEnd = false) =>
+  waitForStatusOf(`/v1/runs/${runId}`, what, done, afterEnd);
 
 const waitForStatus = (runId: string, status: string) => waitFor(runId, status, (s) => s.status === status);
 

@@ -7,6 +7,7 @@ import chain from "../../examples/04-three-level-chain.json";
 import mixed from "../../examples/05-mixed.json";
 import partialFailure from "../../examples/partial-failure.json";
 import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { e2eClient } from "./client.ts";
 import { bootWorker, type BootedWorker } from "./worker.ts";
 
 let upstream: Upstream;
@@ -22,38 +23,12 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const FINAL = new Set(["completed", "partial", "failed", "cancelled"]);
+const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
 
-async function post(path: string, body: unknown): Promise<Response> {
-  return fetch(`${worker.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-}
-
-async function getJson(url: string): Promise<any> {
-  const res = await fetch(url.startsWith("http") ? url : `${worker.url}${url}`);
-  expect(res.status).toBe(200);
-  return res.json();
-}
-
-/** Submits a plan; returns the 202's Location. */
 async function submit(plan: unknown): Promise<string> {
   const res = await post("/v1/runs", plan);
   expect(res.status).toBe(202);
   return res.headers.get("location")!;
-}
-
-/** Polls the run's status URL until it is final (real alarms drive it), or fails at the deadline. */
-async function waitForEnd(statusUrl: string, timeoutMs = 15_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await getJson(statusUrl);
-    if (FINAL.has(status.status)) return status;
-    if (Date.now() > deadline) throw new Error(`run still ${status.status} after ${timeoutMs} ms: ${JSON.stringify(status)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 const ids = (data: unknown) => (data as { id: string }[]).map((d) => d.id);
