@@ -8,6 +8,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RunObject } from "../durable-objects/run-object";
 import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import { abortObject } from "./flow-helpers";
 
 const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
 
@@ -42,17 +43,6 @@ async function untilRunning(runId: string, stepId: string, tries = 200): Promise
     await scheduler.wait(10);
   }
   throw new Error(`step ${stepId} never became running: ${JSON.stringify(await storedStepStatus(runId))}`);
-}
-
-/** Aborts the run's Durable Object instance: in-memory state is lost, storage stays. */
-async function abortObject(runId: string): Promise<void> {
-  const aborted = await runInDurableObject(runStub(runId), (_, state) => {
-    state.abort("test: simulated restart");
-  }).then(
-    () => false,
-    () => true,
-  );
-  expect(aborted).toBe(true);
 }
 
 describe("a restart in the middle of an attempt (SPEC 5.5)", () => {

@@ -16,6 +16,7 @@ import {
   upstreamCalls,
   upstreamUrl,
 } from "./helpers";
+import { post } from "./flow-helpers";
 
 function chain(n: number, config: Record<string, unknown> = {}) {
   return {
@@ -34,17 +35,6 @@ async function submitted(plan: unknown): Promise<string> {
   const { res, body } = await submit(plan);
   expect(res.status).toBe(202);
   return body.runId as string;
-}
-
-async function post(path: string, body?: unknown): Promise<{ res: Response; body: any }> {
-  const res = await api(path, {
-    method: "POST",
-    ...(body !== undefined && {
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  });
-  return { res, body: await res.json() };
 }
 
 async function eventTypes(runId: string): Promise<string[]> {
