@@ -91,10 +91,13 @@ export class WebhookOutbox {
     }
     try {
       const res = await this.deps.fetcher(
-        new Request(target.url, { method: "POST", headers, body: row.body, signal: AbortSignal.timeout(TIMEOUT_MS) }),
+        // Redirects are not followed: a redirect could lead the signed event past ALLOWED_HOSTS.
+        new Request(target.url, { method: "POST", headers, body: row.body, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" }),
       );
       await res.body?.cancel();
-      return res.ok ? { ok: true, status: res.status } : { ok: false, status: res.status, error: `HTTP ${res.status}` };
+      if (res.ok) return { ok: true, status: res.status };
+      const redirected = res.status >= 300 && res.status < 400 ? " (a redirect: webhooks are not redirected)" : "";
+      return { ok: false, status: res.status, error: `HTTP ${res.status}${redirected}` };
     } catch (err) {
       return { ok: false, error: `request failed: ${(err as Error).message}` };
     }

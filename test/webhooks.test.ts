@@ -61,6 +61,16 @@ async function eventsOf(runId: string): Promise<any[]> {
 }
 
 describe("webhook delivery", () => {
+  it("does not follow a redirect: the attempt fails and the redirect's target is never called", async () => {
+    const target = receiver("200");
+    const hook = `${upstreamUrl}/redirect?to=${encodeURIComponent(target.url)}`;
+    const runId = await submitted(plan(hook, { webhook: { url: hook, secret: SECRET } }));
+    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const s = await status(runId);
+    expect(s.webhook.deliveries).toEqual([expect.objectContaining({ attempt: 1, status: 307, error: expect.stringMatching(/redirect/) })]);
+    expect(await upstreamCalls(target.path)).toEqual([]);
+  });
+
   it("makes the first attempt in the alarm that finishes the run", async () => {
     const hook = receiver("500,500,200");
     const runId = await submitted(plan(hook.url));

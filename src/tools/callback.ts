@@ -5,7 +5,7 @@
  * before this runs, so an answer that arrives before the POST returns is kept.
  */
 import { z } from "zod";
-import { sendHttp, type Fetcher } from "./http-client";
+import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
 import type { Tool } from "./tool";
 
 const paramsSchema = z.strictObject({
@@ -14,7 +14,7 @@ const paramsSchema = z.strictObject({
   body: z.unknown().optional(),
 });
 
-export function callbackTool(fetcher: Fetcher, checkUrl: (url: string) => string | null): Tool {
+export function callbackTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
   return {
     name: "callback",
     params: paramsSchema,
@@ -23,8 +23,6 @@ export function callbackTool(fetcher: Fetcher, checkUrl: (url: string) => string
       const parsed = paramsSchema.safeParse(params);
       if (!parsed.success) return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
       if (!call.callback) return { ok: false, category: "invalid_data", message: "callback: no token was issued" };
-      const denied = checkUrl(parsed.data.url);
-      if (denied) return { ok: false, category: "egress_denied", message: denied };
       const body = {
         runId: call.runId,
         stepId: call.stepId,
@@ -32,7 +30,7 @@ export function callbackTool(fetcher: Fetcher, checkUrl: (url: string) => string
         callbackUrl: call.callback.url,
         input: parsed.data.body ?? null,
       };
-      const sent = await sendHttp({ url: parsed.data.url, method: "POST", headers: parsed.data.headers, body }, call, fetcher);
+      const sent = await sendHttp({ url: parsed.data.url, method: "POST", headers: parsed.data.headers, body }, call, fetcher, checkUrl);
       if ("suspend" in sent || !sent.ok) return sent;
       return { suspend: { waitingFor: "callback", until: call.now + call.timeoutMs, token: call.callback.token } };
     },

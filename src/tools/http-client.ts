@@ -30,7 +30,17 @@ function queryValue(value: unknown): string {
   return String(value);
 }
 
-export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: Fetcher): Promise<ToolResult> {
+/** Checks a URL against the egress allowlist: a message when it is denied, else null. */
+export type UrlCheck = (url: string) => string | null;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+/**
+ * Sends the request; follows redirects itself (at most 5) so that every hop is checked
+ * against ALLOWED_HOSTS, and credentials never follow a redirect to another origin.
+ */
+export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: Fetcher, checkUrl: UrlCheck): Promise<ToolResult> {
   let url: URL;
   try {
     url = new URL(spec.url);
@@ -38,6 +48,8 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
     return toolFailure("invalid_data", `"${spec.url}" is not a valid URL`);
   }
   appendQuery(url, spec.query);
+  const denied = checkUrl(url.href);
+  if (denied) return toolFailure("egress_denied", denied);
   const headers = new Headers(spec.headers);
   headers.set("Idempotency-Key", call.idempotencyKey);
   headers.set("X-Edgestep-Attempt", String(call.attempt));
@@ -58,7 +70,29 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
       ? toolFailure("timeout", `no response within ${call.timeoutMs} ms`)
       : toolFailure("cancelled", "the run was cancelled");
   try {
-    const response = await fetcher(new Request(url, { method: spec.method, headers, body, signal }));
+    let method = spec.method;
+    let response: Response;
+    for (let hops = 0; ; hops++) {
+      response = await fetcher(new Request(url, { method, headers, body, signal, redirect: "manual" }));
+      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get("location") : null;
+      if (location === null) break;
+      await response.body?.cancel();
+      if (hops === MAX_REDIRECTS) return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
+      const next = new URL(location, url);
+      const refused = checkUrl(next.href);
+      if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
+      if (next.origin !== url.origin) {
+        headers.delete("authorization");
+        headers.delete("cookie");
+      }
+      // 303, and 301/302 after a POST, continue as a GET without the body (as browsers do).
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+        if (method !== "HEAD") method = "GET";
+        body = undefined;
+        headers.delete("content-type");
+      }
+      url = next;
+    }
     const read = await readBody(response, call.maxOutputBytes, signal);
     if (read === "too_large") {
       return toolFailure("output_too_large", `response body exceeds ${call.maxOutputBytes} bytes`, {

@@ -104,3 +104,50 @@ describe("http tool", () => {
     expect(f.seen).toHaveLength(1);
   });
 });
+
+describe("http tool: redirects", () => {
+  const redirect = (status: number, location: string) => new Response(null, { status, headers: { location } });
+  /** Answers `/start` with a redirect, everything else with its method and Authorization. */
+  const hops = (status: number, location: string) =>
+    fake((req) =>
+      new URL(req.url).pathname === "/start"
+        ? redirect(status, location)
+        : Response.json({ at: req.url, method: req.method, auth: req.headers.get("authorization") }),
+    );
+  const allowed = parseAllowedHosts("api.test,other.test");
+  const checked = (url: string) => checkUrl(url, allowed)?.message ?? null;
+
+  it("follows a redirect to an allowed host, itself", async () => {
+    const f = hops(307, "/next");
+    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start", method: "POST", body: { a: 1 } }, call());
+    expect(out).toMatchObject({ ok: true, data: { at: "https://api.test/next", method: "POST" } });
+    expect(f.seen.map((r) => r.redirect)).toEqual(["manual", "manual"]);
+  });
+
+  it("refuses a redirect that leaves ALLOWED_HOSTS, without calling it", async () => {
+    const f = hops(302, "https://evil.test/steal");
+    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start" }, call());
+    expect(out).toMatchObject({ ok: false, category: "egress_denied", message: expect.stringContaining("https://evil.test") });
+    expect(f.seen).toHaveLength(1);
+  });
+
+  it("drops Authorization on a redirect to another origin, keeps it on the same origin", async () => {
+    const headers = { Authorization: "Bearer s3cret" };
+    const cross = await httpTool(hops(302, "https://other.test/x").fetcher, checked).invoke({ url: "https://api.test/start", headers }, call());
+    const same = await httpTool(hops(302, "/x").fetcher, checked).invoke({ url: "https://api.test/start", headers }, call());
+    expect(cross).toMatchObject({ ok: true, data: { auth: null } });
+    expect(same).toMatchObject({ ok: true, data: { auth: "Bearer s3cret" } });
+  });
+
+  it("a 303 continues as a GET without the body", async () => {
+    const out = await httpTool(hops(303, "/done").fetcher, checked).invoke({ url: "https://api.test/start", method: "PUT", body: "x" }, call());
+    expect(out).toMatchObject({ ok: true, data: { method: "GET" } });
+  });
+
+  it("fails after more than 5 redirects", async () => {
+    const f = fake(() => redirect(302, "/start"));
+    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start" }, call());
+    expect(out).toMatchObject({ ok: false, category: "invalid_data", message: expect.stringMatching(/redirects/) });
+    expect(f.seen).toHaveLength(6);
+  });
+});

@@ -1,6 +1,6 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
-import { sendHttp, type Fetcher } from "./http-client";
+import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
 import type { Tool } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -17,7 +17,7 @@ export const httpParamsSchema = z.strictObject({
   body: z.unknown().optional(),
 });
 
-export function httpTool(fetcher: Fetcher, checkUrl: (url: string) => string | null): Tool {
+export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
   return {
     name: "http",
     params: httpParamsSchema,
@@ -27,9 +27,7 @@ export function httpTool(fetcher: Fetcher, checkUrl: (url: string) => string | n
       if (!parsed.success) {
         return { ok: false, category: "invalid_data", message: `invalid http params: ${parsed.error.message}` };
       }
-      const denied = checkUrl(parsed.data.url);
-      if (denied) return { ok: false, category: "egress_denied", message: denied };
-      return sendHttp(parsed.data, call, fetcher);
+      return sendHttp(parsed.data, call, fetcher, checkUrl);
     },
   };
 }

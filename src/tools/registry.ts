@@ -75,8 +75,6 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
         url = new URL(entry.path, `https://${entry.service.toLowerCase()}.internal`).toString();
       } else {
         url = entry.url!;
-        const denied = deps.checkUrl(url);
-        if (denied) return { ok: false, category: "egress_denied", message: denied };
       }
       return sendHttp(
         {
@@ -87,6 +85,8 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
         },
         call,
         fetcher,
+        // A service binding is not the internet: its calls (and redirects) stay inside Cloudflare.
+        entry.service !== undefined ? () => null : deps.checkUrl,
       );
     },
   };

@@ -10,6 +10,7 @@
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
+ *   ANY  /redirect?to=<url>&status=<n>   a redirect (307 by default) to <url>
  *   ANY  /bad-json | /huge | /endless   malformed answers: invalid JSON under a JSON content type;
  *                              8 MiB chunked (no content-length); headers and a chunk, then a trickle that never ends
  *   ANY  /work?ms=<n> | ?minMs=&maxMs=&seed=
@@ -85,6 +86,10 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       return void res.end("plain text");
     }
     if (path === "/hang") return;
+    if (path === "/redirect") {
+      res.writeHead(Number(url.searchParams.get("status") ?? 307), { location: url.searchParams.get("to") ?? "/echo" });
+      return void res.end();
+    }
     if (path === "/bad-json") {
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end("{not json");
