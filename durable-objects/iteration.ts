@@ -83,7 +83,8 @@ export class Iteration {
       return null;
     }
 
-    if (mode.type === "continuous" && run.iterations >= mode.maxIterations) {
+    // A redrive grants a fresh allowance: iteration_budget then holds the new ceiling.
+    if (mode.type === "continuous" && run.iterations >= (run.iterationBudget ?? mode.maxIterations)) {
       this.failIterationLimit(now, mode.maxIterations);
       return null;
     }
@@ -138,7 +139,7 @@ export class Iteration {
       return null;
     }
     const run = store.run()!;
-    if (run.iterationBudget !== null && run.iterations >= run.iterationBudget) {
+    if (this.plan.config.mode.type === "bounded" && run.iterationBudget !== null && run.iterations >= run.iterationBudget) {
       store.setRunStatus("paused");
       this.deps.runStatusChanged("paused", end);
       return null;

@@ -231,7 +231,10 @@ export class RunStore {
       next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
       WHERE status = 'failed' OR status = 'cancelled'
         OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`;
-    this.db.run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL`;
+    // The redriven run gets its iteration allowance afresh (iterations used stay counted).
+    const mode = this.plan().config.mode;
+    const allowance = mode.type === "bounded" ? mode.iterations : mode.maxIterations;
+    this.db.run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL, iteration_budget = iterations + ${allowance}`;
     this.event("run_resumed", now, null, null, { redrive: true, steps });
   }
 

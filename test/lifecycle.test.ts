@@ -196,6 +196,15 @@ describe("continuous mode iteration limit", () => {
     expect(s.steps[0].status).toBe("cancelled");
     // the second attempt never ran
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
+
+    // a redrive grants the iteration allowance afresh: the run can finish
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    s = await status(runId);
+    expect(s.iterations).toBe(1);
+    expect(s.iterationsRemaining).toBe(1);
+    s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(await upstreamCalls(`/script/${key}`)).toHaveLength(2);
   });
 });
 
@@ -258,6 +267,33 @@ describe("redrive (POST /retry)", () => {
     expect(b.attemptLog[1].attempt).toBe(2);
     expect(b.attemptLog[1].category).toBeUndefined();
     expect(b.attemptLog[1].endedAt).not.toBeNull();
+  });
+
+  it("re-runs the steps that fail-fast cancelled", async () => {
+    const keyB = unique("ff-b");
+    const runId = await submitted({
+      config: { failFast: true, maxParallel: 1 },
+      steps: [
+        { id: "bad", tool: "http", params: { url: `${upstreamUrl}/script/${keyB}?plan=404,200` }, retry: { maxRetries: 0 } },
+        { id: "later", tool: "pass", params: { value: 1 } },
+      ],
+    });
+    const first = await drive(runId);
+    expect(first.status).toBe("failed");
+    expect(first.steps.map((st: any) => st.status)).toEqual(["failed", "cancelled"]);
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(s.steps.map((st: any) => st.status)).toEqual(["succeeded", "succeeded"]);
+  });
+
+  it("a redriven bounded run gets its `iterations` again", async () => {
+    const runId = await submitted({ ...failingPlan(unique("a"), unique("b")), config: bounded(5) });
+    const first = await drive(runId);
+    expect(first.status).toBe("partial");
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    expect((await status(runId)).iterationsRemaining).toBe(5);
+    expect((await drive(runId)).status).toBe("completed");
   });
 
   it("retry on a completed run is 409", async () => {

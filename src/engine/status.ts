@@ -87,7 +87,7 @@ export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[],
     iterations: run.iterations,
     iterationsRemaining: Math.max(
       0,
-      (mode.type === "continuous" ? mode.maxIterations : (run.iterationBudget ?? mode.iterations)) - run.iterations,
+      (run.iterationBudget ?? (mode.type === "continuous" ? mode.maxIterations : mode.iterations)) - run.iterations,
     ),
     progress: {
       completedSteps,
