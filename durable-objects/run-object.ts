@@ -48,7 +48,7 @@ export class RunObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new RunStore(ctx.storage);
+    this.store = new RunStore(ctx.storage, settings(env).maxEventsPerRun);
     this.db = new Sql(ctx.storage.sql);
     this.callbacks = new CallbackStore(this.db);
     this.rollback = new Rollback(this.db, () => this.store.plan());
@@ -238,7 +238,6 @@ export class RunObject extends DurableObject<Env> {
         this.iteration = undefined;
         this.iterationDone = undefined;
       }
-      this.store.trimEvents(config.maxEventsPerRun);
     }
     if (this.rollback.earliestDue(Date.now()) !== null) {
       await this.rollback.run({
@@ -304,6 +303,7 @@ export class RunObject extends DurableObject<Env> {
   /** Points the alarm at the earliest due row (or `soon`); clears it when nothing is due. */
   private async rearm(soon: number | null = null): Promise<void> {
     const run = this.store.run();
+    if (run) this.store.trimEvents();
     const now = Date.now();
     const candidates = [soon, this.outbox.earliestDue(), this.rollback.earliestDue(now)];
     if (run && ACTIVE.has(run.status) && !run.riskGate) candidates.push(this.store.earliestDue());

@@ -26,7 +26,15 @@ export class RunStore {
   /** False until the run is created: a lookup of an unknown id must not write a schema. */
   private ready: boolean;
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  /** Events written since the log was last trimmed to `eventCap`. */
+  private sinceTrim = 0;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** MAX_EVENTS_PER_RUN: the log is trimmed back to it at every commit point (trimEvents), and
+     * while a long iteration writes, each time a tenth of it was written again. */
+    private readonly eventCap: number = Number.POSITIVE_INFINITY,
+  ) {
     this.db = new Sql(storage.sql);
     this.ready = this.db.one`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'meta'` !== undefined;
     if (this.ready) migrate(this.db);
@@ -239,7 +247,9 @@ export class RunStore {
   }
 
   /** Keeps at most `cap` events, dropping the oldest; the count dropped is kept on the run. */
-  trimEvents(cap: number): void {
+  trimEvents(cap = this.eventCap): void {
+    this.sinceTrim = 0;
+    if (!Number.isFinite(cap)) return;
     const row = this.db.one<{ first: number | null; last: number | null }>`SELECT MIN(seq) AS first, MAX(seq) AS last FROM events`!;
     if (row.first === null || row.last === null || row.last - row.first + 1 <= cap) return;
     const below = row.last - cap + 1;
@@ -269,6 +279,7 @@ export class RunStore {
   event(type: string, now: number, stepId: string | null = null, attempt: number | null = null, data?: unknown): void {
     this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
       VALUES (${type}, ${now}, ${stepId}, ${attempt}, ${data === undefined ? null : JSON.stringify(data)})`;
+    if (++this.sinceTrim >= Math.max(1, Math.floor(this.eventCap / 10))) this.trimEvents();
   }
 
   events(after: number, limit: number): EventRecord[] {

@@ -1,7 +1,7 @@
 /**
  * `GET /v1/runs/:runId/events`: pages through the run's event log, or, with
  * `Accept: text/event-stream`, streams it live as SSE (`id:` = seq), resuming after
- * `Last-Event-ID`, and closing after `run_finished`.
+ * `Last-Event-ID`, and closing once the run is final and every event was sent.
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
@@ -9,7 +9,6 @@ import type { EventRecord } from "../engine/records";
 import { eventsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseInput } from "./validate-input";
-
 
 const POLL_MS = 250;
 const KEEPALIVE_MS = 15_000;
@@ -51,11 +50,14 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
     let quietSince = Date.now();
     while (!aborted && page) {
       for (const e of page.events) {
+        // Seqs are consecutive: a jump means the oldest events were trimmed (MAX_EVENTS_PER_RUN).
+        if (e.seq > after + 1) await stream.write(`: ${e.seq - after - 1} events dropped (MAX_EVENTS_PER_RUN)\n\n`);
         await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(eventView(e)) });
         after = e.seq;
-        if (e.type === "run_finished") return;
       }
-      if (page.events.length === 0 && page.finished) return;
+      // The stream ends once the run is final and its log is drained: a redriven run's earlier
+      // run_finished does not end it.
+      if (page.finished && page.events.length < 500) return;
       if (page.events.length > 0) quietSince = Date.now();
       else if (Date.now() - quietSince > KEEPALIVE_MS) {
         await stream.write(": keep-alive\n\n");
