@@ -210,11 +210,19 @@ export class Iteration {
 
   private start(i: number, now: number): void {
     const step = this.plan.steps[i]!;
-    if (step.when !== undefined && !conditionHolds(step.when, this.context(i))) {
-      this.deps.store.stepEnded(i, step.id, "skipped", "condition_false", now);
-      settle(this.s, i, { type: "skipped", reason: "condition_false" });
-      this.wake.notify();
-      return;
+    if (step.when !== undefined) {
+      const holds = conditionHolds(step.when, this.context(i));
+      if (holds !== true) {
+        if (holds === false) {
+          this.deps.store.stepEnded(i, step.id, "skipped", "condition_false", now);
+          settle(this.s, i, { type: "skipped", reason: "condition_false" });
+        } else {
+          this.deps.store.stepFailed(i, step.id, null, holds, now);
+          settle(this.s, i, { type: "failed" });
+        }
+        this.wake.notify();
+        return;
+      }
     }
     if (step.forEach !== undefined) {
       this.startFanOut(i, now);
@@ -397,13 +405,16 @@ export class Iteration {
   }
 }
 
-/** A `when` that matches nothing is false, like an empty wildcard. */
-function conditionHolds(when: string | boolean, context: TemplateContext): boolean {
+/**
+ * A `when` that matches nothing is false, like an empty wildcard. One that cannot be
+ * evaluated (a JSONPath filter that throws on this data) fails the step as `invalid_data`.
+ */
+function conditionHolds(when: string | boolean, context: TemplateContext): boolean | StepError {
   try {
     return isTruthy(resolveTemplates(when, context));
   } catch (err) {
     if (err instanceof TemplateUnresolvedError) return false;
-    throw err;
+    return { category: "invalid_data", message: `when: ${(err as Error).message}` };
   }
 }
 

@@ -157,4 +157,21 @@ describe("a step that fails before its tool is called", () => {
     expect(s.status).toBe("partial");
     expect(s.iterations).toBe(1);
   });
+
+  it("a `when` that throws on the data fails that step as invalid_data; the rest of the run goes on", async () => {
+    const runId = await started({
+      input: [{ x: 1 }],
+      steps: [
+        { id: "a", tool: "pass", params: { value: 1 }, when: "${input[?(@.a.b)]}" },
+        { id: "b", tool: "pass", params: { value: 2 } },
+      ],
+    });
+    const s = await drive(runId);
+    const steps = byId(s);
+    expect(steps.a.status).toBe("failed");
+    expect(steps.a.error).toMatchObject({ category: "invalid_data", message: expect.stringMatching(/^when: /) });
+    expect(steps.a.attempts).toBe(0);
+    expect(steps.b.status).toBe("succeeded");
+    expect(s.status).toBe("partial");
+  });
 });
