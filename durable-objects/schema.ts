@@ -9,7 +9,6 @@ CREATE TABLE IF NOT EXISTS run (
   id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   status TEXT NOT NULL,
-  plan TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   started_at INTEGER,
   ended_at INTEGER,
@@ -22,6 +21,12 @@ CREATE TABLE IF NOT EXISTS run (
   base_url TEXT,
   -- JSON list of step ids awaiting the risk gate (SPEC 5.4), null once answered
   risk_gate TEXT
+);
+-- the compiled plan's JSON in parts: a Durable Object's SQLite value or row holds at most 2 MB,
+-- and a 10,000-step plan compiles to more than that
+CREATE TABLE IF NOT EXISTS plan_parts (
+  seq INTEGER PRIMARY KEY,
+  part TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS steps (
   idx INTEGER PRIMARY KEY,

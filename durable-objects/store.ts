@@ -19,6 +19,22 @@ const STEP_COLUMNS = raw(`idx AS "index", id, tool, status, reason, attempts, st
   ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, data, error,
   http_status AS httpStatus, execution_ms AS executionMs`);
 
+/** Characters per stored plan part: at most 1 MiB of UTF-8, well under the 2 MB value limit. */
+const PLAN_PART_CHARS = 256 * 1024;
+
+/** Cuts `text` into parts of at most `size` characters, never between a surrogate pair. */
+export function splitText(text: string, size: number): string[] {
+  const parts: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(at + size, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--; // keep the pair together
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
+}
+
 export class RunStore {
   private readonly db: Sql;
   private cachedPlan: CompiledPlan | undefined;
@@ -51,9 +67,9 @@ export class RunStore {
 
   plan(): CompiledPlan {
     if (!this.cachedPlan) {
-      const row = this.db.one<{ plan: string }>`SELECT plan FROM run`;
-      if (!row) throw new Error("no run stored");
-      this.cachedPlan = JSON.parse(row.plan) as CompiledPlan;
+      const parts = this.db.all<{ part: string }>`SELECT part FROM plan_parts ORDER BY seq`;
+      if (parts.length === 0) throw new Error("no run stored");
+      this.cachedPlan = JSON.parse(parts.map((p) => p.part).join("")) as CompiledPlan;
     }
     return this.cachedPlan;
   }
@@ -65,8 +81,11 @@ export class RunStore {
       const { mode } = plan.config;
       const budget = mode.type === "bounded" ? mode.iterations : null;
       const gate = riskGate.length > 0 ? JSON.stringify(riskGate) : null;
-      this.db.run`INSERT INTO run (id, owner, status, plan, created_at, iteration_budget, base_url, risk_gate)
-        VALUES (${id}, ${owner}, ${gate ? "waiting" : "pending"}, ${JSON.stringify(plan)}, ${now}, ${budget},
+      splitText(JSON.stringify(plan), PLAN_PART_CHARS).forEach((part, seq) => {
+        this.db.run`INSERT INTO plan_parts (seq, part) VALUES (${seq}, ${part})`;
+      });
+      this.db.run`INSERT INTO run (id, owner, status, created_at, iteration_budget, base_url, risk_gate)
+        VALUES (${id}, ${owner}, ${gate ? "waiting" : "pending"}, ${now}, ${budget},
         ${baseUrl}, ${gate})`;
       for (const step of plan.steps) {
         this.db.run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;

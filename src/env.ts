@@ -57,7 +57,8 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
   const result: Settings = {
     maxStepsPerPlan: intVar(env.MAX_STEPS_PER_PLAN, DEFAULT_MAX_STEPS, "MAX_STEPS_PER_PLAN", HARD_MAX_STEPS),
     maxPlanBytes: intVar(env.MAX_PLAN_BYTES, 1_048_576, "MAX_PLAN_BYTES"),
-    maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES"),
+    // Capped at 1 MiB: an output is one SQLite value, and a Durable Object's values hold at most 2 MB.
+    maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES", 1_048_576),
     maxEventsPerRun: intVar(env.MAX_EVENTS_PER_RUN, 50_000, "MAX_EVENTS_PER_RUN"),
     webhookMaxAttempts: intVar(env.WEBHOOK_MAX_ATTEMPTS, 6, "WEBHOOK_MAX_ATTEMPTS", 20),
     runsPerMinute: env.RUNS_PER_MINUTE === "0" || env.RUNS_PER_MINUTE === 0 ? 0 : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),

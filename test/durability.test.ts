@@ -209,3 +209,58 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect(await storedAlarm(runId)).toBeNull();
   });
 });
+
+describe("completing a step writes only that step's rows (SPEC 5.5)", () => {
+  /** Updates of each step row while `n` steps run (counted by a trigger installed before any ran). */
+  async function stepRowUpdates(n: number, chain: boolean): Promise<number[]> {
+    const { res, body } = await submit({
+      config: { requireApprovalForRisk: "high" }, // holds the run until the trigger is in place
+      steps: Array.from({ length: n }, (_, i) => ({
+        id: `s${i}`,
+        tool: "pass",
+        params: { value: i },
+        ...(i === 0 && { risk: "high" }),
+        ...(chain && i > 0 && { dependsOn: [`s${i - 1}`] }),
+      })),
+    });
+    expect(res.status).toBe(202);
+    const runId = body.runId as string;
+    await runInDurableObject(runStub(runId), (_, state) => {
+      state.storage.sql.exec("CREATE TABLE step_updates (idx INTEGER)");
+      state.storage.sql.exec("CREATE TRIGGER count_step_updates AFTER UPDATE ON steps BEGIN INSERT INTO step_updates VALUES (NEW.idx); END");
+    });
+    expect((await api(`/v1/runs/${runId}/approve`, { method: "POST", body: '{"approved":true}' })).status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    return runInDurableObject(runStub(runId), (_, state) =>
+      Array.from({ length: n }, (_, i) => state.storage.sql.exec("SELECT COUNT(*) AS c FROM step_updates WHERE idx = ?", i).one().c as number),
+    );
+  }
+
+  it("each step row is updated the same few times, however many steps the plan has", async () => {
+    for (const chain of [true, false]) {
+      const small = await stepRowUpdates(3, chain);
+      const large = await stepRowUpdates(60, chain);
+      const perStep = small[0]!;
+      expect(perStep).toBeGreaterThan(0);
+      expect(perStep).toBeLessThanOrEqual(3);
+      // no step row is touched when other steps complete
+      expect(new Set([...small, ...large])).toEqual(new Set([perStep]));
+    }
+  });
+});
+
+describe("a plan larger than one stored value (Durable Object values hold at most 2 MB)", () => {
+  it("is stored in parts and read back whole after a restart", async () => {
+    const text = "é😀".repeat(150); // multi-byte characters and surrogate pairs across the part boundaries
+    const steps = Array.from({ length: 1000 }, (_, i) => ({ id: `s${i}`, tool: "pass", params: { value: `${i}:${text}` } }));
+    const { res, body } = await submit({ steps });
+    expect(res.status).toBe(202);
+    const runId = body.runId as string;
+    const parts = await runInDurableObject(runStub(runId), (_, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM plan_parts").one().n as number);
+    expect(parts).toBeGreaterThan(1);
+    await abortObject(runId); // the next alarm reads the plan from storage, not from memory
+    expect((await drive(runId)).status).toBe("completed");
+    const results = (await (await api(`/v1/runs/${runId}/results`)).json()) as { data: unknown }[];
+    expect(results.map((r) => r.data)).toEqual(steps.map((s) => s.params.value));
+  });
+});
