@@ -103,14 +103,15 @@ export class RunObject extends DurableObject<Env> {
     const index = this.store.stepIndex(stepId);
     if (index === undefined) return undefined;
     const record = this.store.step(index)!;
-    const { stepId: _, ...result } = stepResult(record);
     const items = this.store.itemCounts(index).get(index);
+    const { stepId: _, ...result } = stepResult(record, items?.total);
     return { ...stepView(record), ...(items && { items }), ...result, attemptLog: attemptLog(this.store.attempts(index)) };
   }
 
   async results(owner: string) {
     if (!this.owned(owner)) return null;
-    return this.store.steps().map(stepResult);
+    const items = this.store.itemCounts();
+    return this.store.steps().map((s) => stepResult(s, items.get(s.index)?.total));
   }
 
   async events(owner: string, after: number, limit: number) {

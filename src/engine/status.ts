@@ -22,8 +22,11 @@ export function stepView(s: StepRecord) {
   };
 }
 
-/** The seed executor's per-step result: `{ success, tool, data, error?, metadata }`. */
-export function stepResult(s: StepRecord) {
+/**
+ * The seed executor's per-step result: `{ success, tool, data, error?, metadata }`.
+ * `itemTotal`: a forEach step's item count (its attempts are its items'; retries are the rest).
+ */
+export function stepResult(s: StepRecord, itemTotal?: number) {
   const error = s.error === null ? undefined : (JSON.parse(s.error) as StepError);
   return {
     stepId: s.id,
@@ -35,7 +38,7 @@ export function stepResult(s: StepRecord) {
       executionTime: s.executionMs,
       timestamp: iso(s.endedAt),
       attempts: s.attempts,
-      retries: Math.max(0, s.attempts - 1),
+      retries: Math.max(0, s.attempts - (itemTotal ?? 1)),
       ...(s.httpStatus !== null && { status: s.httpStatus }),
     },
   };

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { CompiledPlan } from "./plan";
+import { configSchema } from "./plan-schema";
+import type { RunRecord, StepRecord } from "./records";
+import { runView, stepResult } from "./status";
+import type { StepStatus } from "./scheduler";
+
+const T0 = Date.parse("2026-01-01T00:00:00Z");
+
+/** runView reads only the plan's name and mode. */
+function plan(): CompiledPlan {
+  return { name: "p", input: null, config: configSchema.parse({}), steps: [] };
+}
+
+function run(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id: "run_x",
+    owner: "o",
+    status: "running",
+    createdAt: T0,
+    startedAt: T0,
+    endedAt: null,
+    iterations: 1,
+    iterationBudget: null,
+    riskGate: null,
+    baseUrl: null,
+    eventsDropped: 0,
+    error: null,
+    ...overrides,
+  };
+}
+
+/** A step record: `ms` is its duration when it has ended. */
+function step(index: number, status: StepStatus, ms: number | null = null, attempts = 1): StepRecord {
+  const ended = ms !== null;
+  return {
+    index,
+    id: `s${index}`,
+    tool: "pass",
+    status,
+    reason: status === "skipped" ? "condition_false" : null,
+    attempts: status === "pending" ? 0 : attempts,
+    startedAt: status === "pending" || status === "skipped" ? null : T0,
+    endedAt: ended ? T0 + ms : null,
+    nextAttemptAt: null,
+    waitingFor: null,
+    data: status === "succeeded" ? "1" : null,
+    error: status === "failed" ? JSON.stringify({ category: "client_error", message: "HTTP 404" }) : null,
+    httpStatus: null,
+    executionMs: ended ? ms : null,
+  };
+}
+
+describe("runView: progress (SPEC 5.8)", () => {
+  const steps = [
+    step(0, "succeeded", 100),
+    step(1, "failed", 300),
+    step(2, "skipped"),
+    step(3, "running"),
+    step(4, "pending"),
+    step(5, "pending"),
+    step(6, "cancelled"),
+    step(7, "retrying"),
+  ];
+  const view = runView(run(), plan(), steps, T0 + 1_000);
+
+  it("completedSteps counts succeeded, failed, skipped and cancelled steps", () => {
+    expect(view.progress.completedSteps).toBe(4);
+    expect(view.progress.totalSteps).toBe(8);
+    expect(view.progress.percentage).toBe(50);
+  });
+
+  it("averageStepDurationMs averages the steps that ran to an end (succeeded or failed)", () => {
+    expect(view.progress.averageStepDurationMs).toBe(200);
+  });
+
+  it("estimatedTimeRemainingMs is the unfinished steps times the average", () => {
+    expect(view.progress.estimatedTimeRemainingMs).toBe(4 * 200);
+  });
+
+  it("elapsedMs runs from the start to now while the run is live", () => {
+    expect(view.progress.elapsedMs).toBe(1_000);
+  });
+
+  it("runningSteps counts the steps with an attempt in flight", () => {
+    expect(view.progress.runningSteps).toBe(1);
+  });
+
+  it("summary counts each final status", () => {
+    expect(view.summary).toEqual({ totalSteps: 8, successfulSteps: 1, failedSteps: 1, skippedSteps: 1, cancelledSteps: 1 });
+  });
+
+  it("a finished run: elapsedMs stops at its end, no time remains", () => {
+    const ended = runView(run({ status: "partial", endedAt: T0 + 500 }), plan(), [step(0, "succeeded", 100), step(1, "pending")], T0 + 9_000);
+    expect(ended.progress.elapsedMs).toBe(500);
+    expect(ended.progress.estimatedTimeRemainingMs).toBe(0);
+  });
+
+  it("a run not started yet has elapsedMs 0 and no average", () => {
+    const fresh = runView(run({ status: "pending", startedAt: null }), plan(), [step(0, "pending")], T0 + 5);
+    expect(fresh.progress).toMatchObject({ elapsedMs: 0, averageStepDurationMs: 0, percentage: 0 });
+  });
+
+  it("percentage is rounded to two decimals", () => {
+    const third = runView(run(), plan(), [step(0, "succeeded", 1), step(1, "pending"), step(2, "pending")], T0);
+    expect(third.progress.percentage).toBe(33.33);
+  });
+});
+
+describe("stepResult: metadata", () => {
+  it("retries are the attempts after the first", () => {
+    expect(stepResult(step(0, "succeeded", 10, 3)).metadata).toMatchObject({ attempts: 3, retries: 2 });
+  });
+
+  it("a forEach step's retries are its item attempts beyond one per item", () => {
+    expect(stepResult(step(0, "succeeded", 10, 3), 3).metadata).toMatchObject({ attempts: 3, retries: 0 });
+    expect(stepResult(step(0, "succeeded", 10, 5), 3).metadata.retries).toBe(2);
+  });
+});
