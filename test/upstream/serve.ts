@@ -1,7 +1,8 @@
 /**
  * The demo upstream for local use (`npm run upstream`): the fake domain API of the seed
  * examples (/facilities, /shipments, /contaminants, /inspections) on 127.0.0.1:8788,
- * which examples/tools.json points the Worker's tool registry at.
+ * which the `TOOLS` registry in wrangler.toml points at, plus the demo operations of
+ * examples/deploy.json (test/upstream/demo-ops.ts).
  * Set PORT to listen elsewhere.
  */
 import { startUpstream } from "./server.ts";
