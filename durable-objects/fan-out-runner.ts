@@ -1,8 +1,9 @@
 /**
  * Runs the items of one `forEach` step inside an iteration: resolves the item list once
  * (stored one row per item), starts at most `maxConcurrency` item attempts, commits each
- * item outcome, and says when the step is done. Item results are read back only once, to
- * assemble the step's `data`.
+ * item outcome, and says when the step is done. Each item's output is bounded by
+ * MAX_OUTPUT_BYTES when stored; item results are read back only once, to assemble the step's
+ * `data`, after their total was checked in SQL.
  */
 import {
   createFanOut,
@@ -92,7 +93,21 @@ export class FanOutRunner {
       WHERE step_idx = ${this.step.index} AND status IN ('pending', 'retrying', 'running')`;
   }
 
-  /** Item data in order, for the step's result. */
+  /**
+   * The step's output would be larger than `max` bytes: the error, else null. Counted in SQL
+   * (stored item JSON plus brackets and commas: exactly the assembled array's size), so an
+   * oversize total never loads the rows.
+   */
+  outputTooLarge(max: number): StepError | null {
+    const row = this.deps.db.one<{ n: number; bytes: number | null }>`SELECT COUNT(*) AS n,
+      SUM(COALESCE(LENGTH(CAST(data AS BLOB)), 4)) AS bytes FROM items WHERE step_idx = ${this.step.index}`;
+    const n = row?.n ?? 0;
+    const bytes = (row?.bytes ?? 0) + Math.max(n - 1, 0) + 2;
+    if (bytes <= max) return null;
+    return { category: "output_too_large", message: `the ${n} items' outputs total ${bytes} bytes, more than MAX_OUTPUT_BYTES (${max})` };
+  }
+
+  /** Item data in order, for the step's result. Call it only once `outputTooLarge` says null. */
   data(): unknown[] {
     return this.deps.db
       .all<{ data: string | null }>`SELECT data FROM items WHERE step_idx = ${this.step.index} ORDER BY item_index`
@@ -144,10 +159,17 @@ export class FanOutRunner {
     });
   }
 
+  /** Commits an item's output, bounded like a step's: a larger one fails the item as `output_too_large`. */
   private succeed(k: number, attempt: number, data: unknown, status: number | null, now: number): void {
-    const { db } = this.deps;
+    const { db, maxOutputBytes } = this.deps;
     const i = this.step.index;
-    db.run`UPDATE items SET status = 'succeeded', data = ${JSON.stringify(data ?? null)} WHERE step_idx = ${i} AND item_index = ${k}`;
+    const json = JSON.stringify(data ?? null);
+    const bytes = new TextEncoder().encode(json).byteLength;
+    if (bytes > maxOutputBytes) {
+      this.fail(k, { category: "output_too_large", message: `item output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})` }, now);
+      return;
+    }
+    db.run`UPDATE items SET status = 'succeeded', data = ${json} WHERE step_idx = ${i} AND item_index = ${k}`;
     db.run`UPDATE attempts SET ended_at = ${now}, http_status = ${status} WHERE step_idx = ${i} AND item_index = ${k} AND attempt = ${attempt}`;
     settleItem(this.f, k, { type: "succeeded" });
   }

@@ -301,7 +301,12 @@ export class Iteration {
         store.stepFailed(i, step.id, null, error, now);
         settle(this.s, i, { type: "failed" });
       } else {
-        this.succeed(i, null, runner.data(), null, store.step(i)!.startedAt ?? now);
+        // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
+        const tooLarge = runner.outputTooLarge(this.deps.maxOutputBytes);
+        if (tooLarge) {
+          store.stepFailed(i, step.id, null, tooLarge, now);
+          settle(this.s, i, { type: "failed" });
+        } else this.succeed(i, null, runner.data(), null, store.step(i)!.startedAt ?? now);
       }
     }
     return { changed, wakeAt };

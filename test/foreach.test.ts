@@ -657,3 +657,70 @@ describe("forEach: scale and durability", () => {
     expect((await stepDetail(runId, "after")).status).toBe("succeeded");
   });
 });
+
+describe("forEach: output size", () => {
+  // The workers project leaves MAX_OUTPUT_BYTES at its default (vitest.config.ts does not set it).
+  const MAX_OUTPUT_BYTES = 262_144;
+
+  it("an item whose output is larger than MAX_OUTPUT_BYTES fails as output_too_large and is not stored", async () => {
+    const runId = await started({
+      steps: [{ id: "each", tool: "pass", forEach: ["small", "x".repeat(MAX_OUTPUT_BYTES)], params: { value: "${item}" } }],
+    });
+    const s = await drive(runId);
+    const each = byId(s).each;
+    expect(each.status).toBe("failed");
+    expect(each.error.category).toBe("output_too_large");
+    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 1, running: 0 });
+    const detail = await stepDetail(runId, "each");
+    expect(detail.attemptLog.filter((a: any) => a.item === 1)).toEqual([
+      expect.objectContaining({ item: 1, attempt: 1, category: "output_too_large" }),
+    ]);
+    const items = await rows(runId, "SELECT status, data FROM items ORDER BY item_index");
+    expect(items).toEqual([
+      { status: "succeeded", data: '"small"' },
+      { status: "failed", data: null },
+    ]);
+  });
+
+  it("items each under the limit whose total is over it fail the step from the SQL total, before assembly", async () => {
+    const runId = await started({
+      steps: [
+        { id: "each", tool: "pass", forEach: ["a", "b", "c"], params: { value: { v: "${item}", pad: "p".repeat(100_000) } } },
+        { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["each"] },
+      ],
+    });
+    const s = await drive(runId);
+    const each = byId(s).each;
+    expect(each.status).toBe("failed");
+    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    // 3 items of {"v":"a","pad":"p…"} (100,018 bytes) + 2 commas + 2 brackets
+    expect(each.error).toEqual({
+      category: "output_too_large",
+      message: `the 3 items' outputs total 300058 bytes, more than MAX_OUTPUT_BYTES (${MAX_OUTPUT_BYTES})`,
+    });
+    expect(byId(s).after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
+  });
+
+  it("the total counts UTF-8 bytes exactly: at MAX_OUTPUT_BYTES the step succeeds", async () => {
+    // ["é…","x…"]: 2 brackets + 1 comma + 2×2 quotes + 2 bytes per é + 1 per x
+    const e = 100_000;
+    const x = MAX_OUTPUT_BYTES - 7 - 2 * e;
+    const runId = await started({
+      steps: [{ id: "each", tool: "pass", forEach: ["é".repeat(e), "x".repeat(x)], params: { value: "${item}" } }],
+    });
+    expect((await drive(runId)).status).toBe("completed");
+    const data = (await stepDetail(runId, "each")).data;
+    expect(new TextEncoder().encode(JSON.stringify(data)).byteLength).toBe(MAX_OUTPUT_BYTES);
+  });
+
+  it("the total counts UTF-8 bytes exactly: one byte over MAX_OUTPUT_BYTES fails the step", async () => {
+    const e = 100_000;
+    const x = MAX_OUTPUT_BYTES - 7 - 2 * e + 1;
+    const runId = await started({
+      steps: [{ id: "each", tool: "pass", forEach: ["é".repeat(e), "x".repeat(x)], params: { value: "${item}" } }],
+    });
+    const each = byId(await drive(runId)).each;
+    expect(each.status).toBe("failed");
+    expect(each.error.message).toBe(`the 2 items' outputs total ${MAX_OUTPUT_BYTES + 1} bytes, more than MAX_OUTPUT_BYTES (${MAX_OUTPUT_BYTES})`);
+  });
+});
