@@ -35,6 +35,36 @@ describe("ALLOWED_HOSTS at submission", () => {
     expect((await submit(http("https://trusted.test/x"))).status).toBe(400);
   });
 
+  it("rejects a callback step's URL leaving the allowlist", async () => {
+    const { body } = await submit({ steps: [{ tool: "callback", params: { url: "https://evil.test/notify" } }] });
+    expect(body.error.code).toBe("egress_denied");
+    expect(body.error.issues.map((i: any) => i.path)).toEqual(["steps.0.params.url"]);
+  });
+
+  it("rejects a compensate URL leaving the allowlist", async () => {
+    const undo = { tool: "http", params: { url: "https://evil.test/undo", method: "DELETE" } };
+    const { status, body } = await submit({ steps: [{ tool: "pass", compensate: undo }] });
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("egress_denied");
+    expect(body.error.issues.map((i: any) => i.path)).toEqual(["steps.0.compensate.params.url"]);
+  });
+
+  it("rejects a compensate URL that is not http(s) as invalid_plan", async () => {
+    const undo = { tool: "http", params: { url: "ftp://api.allowed.test/undo" } };
+    const { status, body } = await submit({ steps: [{ tool: "pass" }, { tool: "pass", compensate: undo }] });
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("invalid_plan");
+    expect(body.error.issues.map((i: any) => i.path)).toEqual(["steps.1.compensate.params.url"]);
+  });
+
+  it("rejects a registry tool whose TOOLS URL is outside the allowlist, at the step's tool", async () => {
+    // The test registry's tools all call the loopback upstream, which the allowlist leaves out.
+    const { status, body } = await submit({ steps: [{ tool: "facilities_list", params: {} }] });
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("egress_denied");
+    expect(body.error.issues).toEqual([{ path: "steps.0.tool", message: expect.stringContaining("facilities_list") }]);
+  });
+
   it("leaves URLs built by templates to the check at call time", async () => {
     const plan = { input: { host: "evil.test" }, steps: [{ tool: "http", params: { url: "https://${input.host}/x" } }] };
     expect((await submit(plan)).status).toBe(200);

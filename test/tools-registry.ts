@@ -13,5 +13,15 @@ export function testRegistry(upstreamUrl: string) {
       method: "POST",
       headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}" },
     },
+    // Secret headers sent to endpoints that echo them back: the run must store "[redacted]".
+    secure_echo: {
+      url: `${upstreamUrl}/echo`,
+      method: "POST",
+      headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}", "X-Api-Key": "${secrets.UPSTREAM_TOKEN}" },
+    },
+    secure_unauthorized: {
+      url: `${upstreamUrl}/unauthorized`,
+      headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}" },
+    },
   };
 }

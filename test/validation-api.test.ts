@@ -76,6 +76,14 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
     await expectNoRun(await idempotentRunId(OWNER, key));
   });
 
+  it("an http header name that is not an HTTP token", async () => {
+    await expectInvalid(
+      { steps: [{ id: "a", tool: "http", params: { url: `${upstreamUrl}/echo`, headers: { "a\nb": "x" } } }] },
+      "steps.0.params.headers.a\nb",
+      /header name/,
+    );
+  });
+
   it("an unknown field at plan level", async () => {
     await expectInvalid({ steps: [pass("a")], stepz: [] }, "stepz");
   });

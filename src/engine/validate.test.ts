@@ -17,6 +17,7 @@ function context(opts: { maxSteps?: number; allowedHosts?: string } = {}): Valid
         headers: {},
         paramsAs: "query",
       },
+      ledger_post: { service: "LEDGER", path: "/entries", method: "POST", headers: {} },
     },
     allowedHosts,
     fetcher: () => {
@@ -459,9 +460,65 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ).toContain("steps.0.params.uri");
   });
 
+  it("a registry tool whose TOOLS URL leaves the allowlist, at the step's tool", () => {
+    const r = issues({ steps: [reg({})] }, context({ allowedHosts: "other.example.com" }));
+    expect(r.code).toBe("egress_denied");
+    expect(r.issues).toEqual([{ path: "steps.0.tool", message: expect.stringContaining("api.example.com") }]);
+  });
+
+  it("a registry tool whose TOOLS URL is in the allowlist", () => {
+    expect(compile({ steps: [reg({})] }, context({ allowedHosts: "api.example.com" })).ok).toBe(true);
+  });
+
+  it("a service-binding registry tool is exempt from the allowlist", () => {
+    const plan = { steps: [{ tool: "ledger_post", params: {} }] };
+    expect(compile(plan, context({ allowedHosts: "other.example.com" })).ok).toBe(true);
+  });
+
   it("reports every issue, not just the first", () => {
     const r = issues({ steps: [{ tool: "teleport" }, pass({ dependsOn: ["ghost"] })] });
     expect(r.issues.map((i) => i.path).sort()).toEqual(["steps.0.tool", "steps.1.dependsOn.0"]);
+  });
+});
+
+describe("a compensate action gets a step's tool checks", () => {
+  const undo = (compensate: Record<string, unknown>) => ({ steps: [pass({ compensate })] });
+
+  it("an unknown tool", () => {
+    expect(paths(undo({ tool: "teleport" }))).toEqual(["steps.0.compensate.tool"]);
+  });
+
+  it("params that break the tool's schema", () => {
+    const plan = undo({ tool: "http", params: { url: "https://api.example.com", method: "FETCH" } });
+    expect(paths(plan)).toEqual(["steps.0.compensate.params.method"]);
+  });
+
+  it("a URL that is not http(s) is invalid_plan", () => {
+    const r = issues(undo({ tool: "http", params: { url: "ftp://api.example.com/undo" } }));
+    expect(r.code).toBe("invalid_plan");
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.0.compensate.params.url"]);
+  });
+
+  it("a URL outside the allowlist is egress_denied", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    const r = issues(undo({ tool: "http", params: { url: "https://evil.example.net/undo" } }), c);
+    expect(r.code).toBe("egress_denied");
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.0.compensate.params.url"]);
+  });
+
+  it("a registry tool outside the allowlist is egress_denied at its tool", () => {
+    const r = issues(undo({ tool: "shipments_list" }), context({ allowedHosts: "other.example.com" }));
+    expect(r.code).toBe("egress_denied");
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.0.compensate.tool"]);
+  });
+
+  it("a templated URL is left for run time", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    expect(compile(undo({ tool: "http", params: { url: "https://${input.host}/undo" } }), c).ok).toBe(true);
+  });
+
+  it("a suspending tool is refused", () => {
+    expect(paths(undo({ tool: "wait", params: { ms: 1 } }))).toEqual(["steps.0.compensate.tool"]);
   });
 });
 

@@ -27,6 +27,8 @@ export interface ToolSpec {
   params?: z.ZodType;
   /** Param names holding a URL the tool will call (checked for http(s) and egress). */
   urlParams?: readonly string[];
+  /** A URL the tool always calls, fixed by configuration (a `TOOLS` entry): checked for egress. */
+  fixedUrl?: string;
 }
 
 export interface ValidationContext {
@@ -123,21 +125,7 @@ class Compiler {
 
   private checkStep(step: ParsedStep, i: number, edges: Edge[], refs: number[]): void {
     const at = `steps.${i}`;
-    const spec = this.ctx.tool(step.tool);
-    if (!spec) {
-      this.issue(`${at}.tool`, `unknown tool "${step.tool}"`);
-    } else {
-      const result = spec.params?.safeParse(step.params);
-      if (result && !result.success) {
-        for (const issue of zodIssues(result.error)) {
-          this.issue(joinPath(`${at}.params`, issue.path), issue.message);
-        }
-      }
-      for (const name of spec.urlParams ?? []) {
-        const url = step.params[name];
-        if (typeof url === "string") this.checkUrl(url, `${at}.params.${name}`);
-      }
-    }
+    this.checkToolCall(step.tool, step.params, at);
     if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
       this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
     }
@@ -173,15 +161,44 @@ class Compiler {
   /** A compensation runs after the run failed: it may read any step, itself included, and adds no edge. */
   private checkCompensation(compensate: { tool: string; params: Record<string, unknown> }, i: number, refs: number[]): void {
     const at = `steps.${i}.compensate`;
-    const spec = this.ctx.tool(compensate.tool);
-    if (!spec) this.issue(`${at}.tool`, `unknown tool "${compensate.tool}"`);
-    else if (SUSPENDING_TOOLS.has(compensate.tool)) this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
+    if (this.checkToolCall(compensate.tool, compensate.params, at) && SUSPENDING_TOOLS.has(compensate.tool)) {
+      this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
+    }
     forEachString(compensate.params, `${at}.params`, (s, path) => {
       for (const ref of this.templateRefs(s, path)) {
         const target = this.resolveRef(ref, path);
         if (target !== undefined && !refs.includes(target)) refs.push(target);
       }
     });
+  }
+
+  /**
+   * What every tool call gets, a step's own or its compensation (`at` is the object holding
+   * `tool` and `params`): the tool exists, the params fit its schema, and every URL it will
+   * call is http(s) and inside ALLOWED_HOSTS. Returns the tool's spec, if it exists.
+   */
+  private checkToolCall(tool: string, params: Record<string, unknown>, at: string): ToolSpec | undefined {
+    const spec = this.ctx.tool(tool);
+    if (!spec) {
+      this.issue(`${at}.tool`, `unknown tool "${tool}"`);
+      return undefined;
+    }
+    const result = spec.params?.safeParse(params);
+    if (result && !result.success) {
+      for (const issue of zodIssues(result.error)) {
+        this.issue(joinPath(`${at}.params`, issue.path), issue.message);
+      }
+    }
+    for (const name of spec.urlParams ?? []) {
+      const url = params[name];
+      if (typeof url === "string") this.checkUrl(url, `${at}.params.${name}`);
+    }
+    // A registry tool's URL is known now: without this the plan would be accepted and every call denied at run time.
+    if (spec.fixedUrl !== undefined) {
+      const problem = this.ctx.checkUrl(spec.fixedUrl);
+      if (problem) this.urlIssue(problem, `${at}.tool`, `tool "${tool}" calls a URL set in TOOLS: `);
+    }
+    return spec;
   }
 
   private templateRefs(s: string, path: string): StepRef[] {
@@ -232,9 +249,12 @@ class Compiler {
     // A URL built by a template is checked again when the step runs.
     if (containsTemplate(url)) return;
     const problem = this.ctx.checkUrl(url);
-    if (!problem) return;
+    if (problem) this.urlIssue(problem, path);
+  }
+
+  private urlIssue(problem: UrlProblem, path: string, prefix = ""): void {
     if (problem.code === "egress_denied") this.egressDenied = true;
-    this.issue(path, problem.message);
+    this.issue(path, prefix + problem.message);
   }
 
   private build(deps: number[][], refs: number[][], compensateRefs: number[][]): CompiledPlan {

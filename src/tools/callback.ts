@@ -6,11 +6,12 @@
  */
 import { z } from "zod";
 import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
+import { headersSchema } from "./http";
 import type { Tool } from "./tool";
 
 const paramsSchema = z.strictObject({
   url: z.string().min(1),
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: headersSchema.optional(),
   body: z.unknown().optional(),
 });
 

@@ -14,6 +14,13 @@ export interface HttpRequestSpec {
   headers?: Record<string, string>;
   query?: Record<string, unknown>;
   body?: unknown;
+  /** Header names dropped, besides Authorization and Cookie, when a redirect changes origin. */
+  dropOnCrossOrigin?: string[];
+  /**
+   * Applied to an error response's body before it is cut into the failure message, so that
+   * the cut cannot leave part of a secret the body echoed (registry tools redact theirs).
+   */
+  redactBody?: (text: string) => string;
 }
 
 /** Query values: arrays joined with ",", objects as JSON, null/undefined left out. */
@@ -50,7 +57,13 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
   appendQuery(url, spec.query);
   const denied = checkUrl(url.href);
   if (denied) return toolFailure("egress_denied", denied);
-  const headers = new Headers(spec.headers);
+  let headers: Headers;
+  try {
+    headers = new Headers(spec.headers);
+  } catch (err) {
+    // A header built by a template at run time can still be malformed: a client mistake, not retried.
+    return toolFailure("invalid_data", `invalid header: ${(err as Error).message}`);
+  }
   headers.set("Idempotency-Key", call.idempotencyKey);
   headers.set("X-Edgestep-Attempt", String(call.attempt));
   let body: string | undefined;
@@ -84,6 +97,7 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
       if (next.origin !== url.origin) {
         headers.delete("authorization");
         headers.delete("cookie");
+        for (const name of spec.dropOnCrossOrigin ?? []) headers.delete(name);
       }
       // 303, and 301/302 after a POST, continue as a GET without the body (as browsers do).
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
@@ -99,7 +113,7 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
         status: response.status,
       });
     }
-    return toResult(response, read, Date.now());
+    return toResult(response, read, Date.now(), spec.redactBody);
   } catch (err) {
     if (signal.aborted) return aborted();
     return toolFailure("network", `request failed: ${(err as Error).message}`);
@@ -145,13 +159,14 @@ async function readBody(response: Response, limit: number, signal: AbortSignal):
   return new TextDecoder().decode(bytes);
 }
 
-function toResult(response: Response, text: string, now: number): ToolResult {
+function toResult(response: Response, text: string, now: number, redactBody?: (text: string) => string): ToolResult {
   const status = response.status;
   const category = categorizeStatus(status);
   if (category !== null) {
     const honoursRetryAfter = status === 429 || status === 503;
     const retryAfterMs = honoursRetryAfter ? parseRetryAfter(response.headers.get("retry-after"), now) : undefined;
-    const snippet = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+    const shown = redactBody ? redactBody(text) : text;
+    const snippet = shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
     return toolFailure(category, `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, {
       status,
       ...(retryAfterMs !== undefined && { retryAfterMs }),
@@ -163,6 +178,8 @@ function toResult(response: Response, text: string, now: number): ToolResult {
   try {
     return { ok: true, data: JSON.parse(text), status };
   } catch (err) {
-    return toolFailure("invalid_data", `response is not valid JSON: ${(err as Error).message}`, { status });
+    // V8's message quotes a cut excerpt of the body: left out when the body held something redacted.
+    const detail = redactBody && redactBody(text) !== text ? "" : `: ${(err as Error).message}`;
+    return toolFailure("invalid_data", `response is not valid JSON${detail}`, { status });
   }
 }

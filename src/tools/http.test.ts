@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkUrl, parseAllowedHosts } from "../engine/egress";
-import { httpTool } from "./http";
+import { httpParamsSchema, httpTool } from "./http";
+import { sendHttp } from "./http-client";
 import type { ToolCall } from "./tool";
 
 function call(overrides: Partial<ToolCall> = {}): ToolCall {
@@ -102,6 +103,21 @@ describe("http tool", () => {
     expect(denied).toMatchObject({ ok: false, category: "egress_denied" });
     expect(ok).toMatchObject({ ok: true });
     expect(f.seen).toHaveLength(1);
+  });
+});
+
+describe("http tool: headers", () => {
+  it("rejects a header name or value that would break the request, in its params schema", () => {
+    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { "a\nb": "x" } }).success).toBe(false);
+    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { a: "x\r\nInjected: 1" } }).success).toBe(false);
+    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { "X-Ok": "${steps.a.data}" } }).success).toBe(true);
+  });
+
+  it("a header value that is invalid once sent fails as invalid_data (not retried), without a call", async () => {
+    const f = fake(() => Response.json({}));
+    const out = await sendHttp({ url: "https://api.test/", method: "GET", headers: { a: "x\ny" } }, call(), f.fetcher, allowAll);
+    expect(out).toMatchObject({ ok: false, category: "invalid_data", message: expect.stringMatching(/header/) });
+    expect(f.seen).toHaveLength(0);
   });
 });
 

@@ -5,6 +5,16 @@ import type { Tool } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
+/** Header names are HTTP tokens; values may not break the header line (CR, LF, NUL). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const headersSchema = z
+  .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"))
+  .superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: "custom", path: [name], message: `${JSON.stringify(name)} is not a valid HTTP header name` });
+    }
+  });
+
 export const httpParamsSchema = z.strictObject({
   url: z.string().min(1),
   method: z
@@ -12,7 +22,7 @@ export const httpParamsSchema = z.strictObject({
     .transform((m) => m.toUpperCase())
     .pipe(z.enum(METHODS))
     .default("GET"),
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: headersSchema.optional(),
   query: z.record(z.string(), z.unknown()).optional(),
   body: z.unknown().optional(),
 });

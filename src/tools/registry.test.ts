@@ -74,3 +74,92 @@ describe("registry tools", () => {
     expect(new URL(calls[0]!.url).pathname).toBe("/charge");
   });
 });
+
+/** A registry tool with `headers`, whose upstream answers with `respond`; `seen` logs every request. */
+function echoTool(secret: string, headers: Record<string, string>, respond: (r: Request) => Response | Promise<Response>) {
+  const seen: Request[] = [];
+  const d: RegistryDeps = {
+    fetcher: async (r) => (seen.push(r), respond(r)),
+    service: () => undefined,
+    secret: (name) => (name === "TOKEN" ? secret : undefined),
+    checkUrl: () => null,
+  };
+  const reg = parseRegistry({ t: { url: "https://api.test/echo", method: "POST", headers } });
+  return { seen, invoke: () => registryTool("t", reg.t!, d).invoke({}, call) };
+}
+
+describe("registry tools: secrets echoed back", () => {
+  const bearer = { authorization: "Bearer ${secrets.TOKEN}" };
+
+  it("are redacted from data, in strings and object keys at any depth", async () => {
+    const tok = "tok-deep-3f9a";
+    const { invoke } = echoTool(tok, bearer, (r) =>
+      Response.json({ headers: { authorization: r.headers.get("authorization") }, list: [[`x ${tok} y`]], [tok]: true }),
+    );
+    expect(await invoke()).toEqual({
+      ok: true,
+      status: 200,
+      data: { headers: { authorization: "Bearer [redacted]" }, list: [["x [redacted] y"]], "[redacted]": true },
+    });
+  });
+
+  it("are redacted from a text answer", async () => {
+    const tok = "tok-text-81c2";
+    const { invoke } = echoTool(tok, bearer, () => new Response(`you sent ${tok}`, { headers: { "content-type": "text/plain" } }));
+    expect(await invoke()).toMatchObject({ ok: true, data: "you sent [redacted]" });
+  });
+
+  it("are redacted when echoed as a JSON number", async () => {
+    const { invoke } = echoTool("7315904426", { "x-pin": "${secrets.TOKEN}" }, () => new Response('{"pin":7315904426}', { headers: { "content-type": "application/json" } }));
+    expect(await invoke()).toMatchObject({ ok: true, data: { pin: "[redacted]" } });
+  });
+
+  it("are redacted from an error message", async () => {
+    const tok = "tok-401-5e77";
+    const { invoke } = echoTool(tok, bearer, (r) => new Response(`bad token ${r.headers.get("authorization")}`, { status: 401 }));
+    expect(await invoke()).toMatchObject({ ok: false, category: "client_error", message: "HTTP 401: bad token Bearer [redacted]" });
+  });
+
+  it("are redacted before an error body is cut, leaving no part of them", async () => {
+    const tok = "tok-cut-0123456789abcdef";
+    const { invoke } = echoTool(tok, bearer, () => new Response(`${"x".repeat(195)}${tok}`, { status: 400 }));
+    const out = (await invoke()) as { message: string };
+    expect(out.message).toContain("[red");
+    expect(out.message).not.toContain("tok-");
+  });
+
+  it("are redacted in their JSON-escaped form from an error body", async () => {
+    const tok = 'tok"quoted\\slash';
+    const { invoke } = echoTool(tok, { "x-key": "${secrets.TOKEN}" }, (r) => Response.json({ error: `bad key ${r.headers.get("x-key")}` }, { status: 403 }));
+    const out = (await invoke()) as { message: string };
+    expect(out.message).toBe('HTTP 403: {"error":"bad key [redacted]"}');
+  });
+
+  it("leave no excerpt in the message of an invalid JSON answer", async () => {
+    const tok = "tok-json-9d41c0";
+    const { invoke } = echoTool(tok, bearer, () => new Response(`{"a": ${tok}}`, { headers: { "content-type": "application/json" } }));
+    const out = (await invoke()) as { ok: boolean; category: string; message: string };
+    expect(out).toMatchObject({ ok: false, category: "invalid_data" });
+    expect(out.message).not.toContain("tok-");
+  });
+});
+
+describe("registry tools: redirects", () => {
+  const redirectTo = (location: string) => (r: Request) =>
+    r.url.startsWith("https://api.test/echo") ? new Response(null, { status: 307, headers: { location } }) : Response.json({});
+
+  it("drop every header holding a secret when a redirect changes origin", async () => {
+    const { seen, invoke } = echoTool("tok-cross-4b2e", { "x-api-key": "k=${secrets.TOKEN}", "x-plain": "v" }, redirectTo("https://other.test/"));
+    await invoke();
+    expect(seen.map((r) => r.url)).toEqual(["https://api.test/echo", "https://other.test/"]);
+    expect(seen[1]!.headers.get("x-api-key")).toBeNull();
+    expect(seen[1]!.headers.get("x-plain")).toBe("v");
+  });
+
+  it("keep headers holding a secret on a same-origin redirect", async () => {
+    const { seen, invoke } = echoTool("tok-same-77a0", { "x-api-key": "${secrets.TOKEN}" }, redirectTo("/moved"));
+    await invoke();
+    expect(seen[1]!.url).toBe("https://api.test/moved");
+    expect(seen[1]!.headers.get("x-api-key")).toBe("tok-same-77a0");
+  });
+});

@@ -1,7 +1,9 @@
 /**
  * Registry tools (SPEC 4): the Worker's `TOOLS` variable names HTTP endpoints (or
  * service bindings) that plans call by name. Header values may use `${secrets.NAME}`;
- * they are substituted only on the outgoing request, never stored or echoed.
+ * they are substituted only on the outgoing request, never stored or echoed. An upstream may
+ * echo them back (its request headers in a JSON answer, "bad token ..." in a 401): the values
+ * this call sent are redacted from its ToolResult before the run stores anything.
  */
 import { z } from "zod";
 import { sendHttp, type Fetcher } from "./http-client";
@@ -54,17 +56,26 @@ export interface RegistryDeps {
 export function registryTool(name: string, entry: RegistryEntry, deps: RegistryDeps): Tool {
   return {
     name,
+    // Checked against ALLOWED_HOSTS when a plan is submitted; a service binding is exempt.
+    ...(entry.url !== undefined && { fixedUrl: entry.url }),
     async invoke(params, call): Promise<ToolResult> {
       const headers: Record<string, string> = {};
+      const secrets: string[] = [];
+      const secretHeaders: string[] = [];
       for (const [key, value] of Object.entries(entry.headers)) {
         let missing: string | undefined;
+        let holdsSecret = false;
         headers[key] = value.replace(SECRET_REF, (_, secret: string) => {
           const v = deps.secret(secret);
           if (v === undefined) missing = secret;
+          else secrets.push(v);
+          holdsSecret = true;
           return v ?? "";
         });
         if (missing) return { ok: false, category: "tool_not_found", message: `tool "${name}" needs secret ${missing}, which is not set` };
+        if (holdsSecret) secretHeaders.push(key);
       }
+      const redact = redactor(secrets);
       const asQuery = (entry.paramsAs ?? (entry.method === "GET" ? "query" : "body")) === "query";
       let url: string;
       let fetcher = deps.fetcher;
@@ -76,18 +87,69 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
       } else {
         url = entry.url!;
       }
-      return sendHttp(
-        {
-          url,
-          method: entry.method,
-          headers,
-          ...(asQuery ? { query: params } : { body: params }),
-        },
-        call,
-        fetcher,
-        // A service binding is not the internet: its calls (and redirects) stay inside Cloudflare.
-        entry.service !== undefined ? () => null : deps.checkUrl,
-      );
+      try {
+        const result = await sendHttp(
+          {
+            url,
+            method: entry.method,
+            headers,
+            ...(asQuery ? { query: params } : { body: params }),
+            // A secret goes only to the origin it was configured for, whatever the header's name.
+            dropOnCrossOrigin: secretHeaders,
+            redactBody: redact,
+          },
+          call,
+          fetcher,
+          // A service binding is not the internet: its calls (and redirects) stay inside Cloudflare.
+          entry.service !== undefined ? () => null : deps.checkUrl,
+        );
+        return redactResult(result, redact);
+      } catch (err) {
+        // Caught here, not by the caller, so that the message is redacted too.
+        return { ok: false, category: "network", message: redact(`tool "${name}" failed: ${String(err)}`) };
+      }
     },
   };
+}
+
+export const REDACTED = "[redacted]";
+
+/**
+ * Replaces every occurrence of the values with "[redacted]": as sent, and JSON-escaped (as a
+ * raw error body quotes a value holding `"` or `\`). Longest first, in one pass, so a secret
+ * containing another is replaced whole.
+ */
+export function redactor(values: string[]): (text: string) => string {
+  const forms = new Set(values.filter((v) => v !== "").flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]));
+  if (forms.size === 0) return (text) => text;
+  const pattern = new RegExp(
+    [...forms]
+      .sort((a, b) => b.length - a.length)
+      .map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("|"),
+    "g",
+  );
+  return (text) => text.replace(pattern, REDACTED);
+}
+
+/** A ToolResult with `data` redacted deeply (strings, object keys, numbers) and any error message. */
+export function redactResult(result: ToolResult, redact: (text: string) => string): ToolResult {
+  if ("suspend" in result) return result;
+  if (!result.ok) return { ...result, message: redact(result.message) };
+  return { ...result, data: redactValue(result.data, redact) };
+}
+
+function redactValue(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === "string") return redact(value);
+  // A secret of digits echoed as a JSON number: stored as the redacted string.
+  if (typeof value === "number") {
+    const text = String(value);
+    const redacted = redact(text);
+    return redacted === text ? value : redacted;
+  }
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, redact));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactValue(v, redact)]));
+  }
+  return value;
 }

@@ -5,6 +5,7 @@
  *
  *   GET  /facilities|/shipments|/contaminants|/inspections   the fake domain API (JSON)
  *   ANY  /echo                 { method, query, headers, body }
+ *   ANY  /unauthorized         401 { error: "bad token <the Authorization header>" } (a careless API)
  *   ANY  /script/<key>?plan=503,503,200&retryAfter=1&delay=0
  *                              the n-th call for <key> answers with the n-th status (the last repeats)
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
@@ -81,6 +82,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
     if (path === "/echo") {
       return json(res, 200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, body: parse(body) });
     }
+    if (path === "/unauthorized") return json(res, 401, { error: `bad token ${call.authorization}` });
     if (path === "/text") {
       res.writeHead(200, { "content-type": "text/plain" });
       return void res.end("plain text");
