@@ -24,6 +24,8 @@ export default defineConfig({
                   UPSTREAM_URL: upstreamUrl,
                   TOOLS: JSON.stringify(testRegistry(upstreamUrl)),
                   UPSTREAM_TOKEN: "test-secret-token-value",
+                  // The Worker-wide webhook signing secret, for plans whose webhook has none (SPEC 5.7).
+                  WEBHOOK_SECRET: "test-worker-webhook-secret",
                   // Tests create far more runs per minute than the production default allows.
                   RUNS_PER_MINUTE: "0",
                 },

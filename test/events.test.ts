@@ -1,9 +1,11 @@
 /**
  * The run's event log (SPEC 6): `GET /v1/runs/:id/events` as JSON pages (`after`, `limit`,
- * `next`) and as an SSE stream (`id:` = seq, `Last-Event-ID`, closes after run_finished).
+ * `next`) and as an SSE stream (`id:` = seq, `Last-Event-ID`, closes once the run is final
+ * and every event was sent).
  */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, drive, execute, submit, unique } from "./helpers";
+import { api, drive, execute, runStub, status, submit, unique, upstreamUrl } from "./helpers";
 
 interface SseEvent {
   id: string | undefined;
@@ -46,6 +48,32 @@ function sse(runId: string, headers: Record<string, string> = {}, query = ""): P
   });
 }
 
+/** Reads a stream until `enough` holds for its complete messages; the text read so far. */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  text: string,
+  enough: (messages: SseEvent[]) => boolean,
+  what: string,
+): Promise<string> {
+  const decoder = new TextDecoder();
+  while (!enough(completeMessages(text))) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream closed before ${what}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
+
+/** Reads a stream to its end (resolves only if the server closes it). */
+async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, text: string): Promise<string> {
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 async function allEvents(runId: string): Promise<any[]> {
   const res = await api(`/v1/runs/${runId}/events?limit=1000`);
   expect(res.status).toBe(200);
@@ -63,6 +91,40 @@ function plan() {
       { id: "c", tool: "pass", params: { value: 3 } },
     ],
   };
+}
+
+/** Makes every scheduled retry due now (the stored row is the timer), without sleeping. */
+async function makeRetriesDue(runId: string): Promise<void> {
+  await runInDurableObject(runStub(runId), (_, state) => {
+    state.storage.sql.exec("UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL", Date.now());
+  });
+}
+
+/**
+ * An `http` step `s` whose upstream answers 500 twice: attempt 1 schedules a retry (a minute
+ * away, so workerd never fires it by itself), attempt 2 is the last and fails the step.
+ * Returns the run and the step's status entry while it waited for the retry.
+ */
+async function retriedThenFailedRun(): Promise<{ runId: string; retrying: any }> {
+  const { res, body } = await submit({
+    name: unique("events-fail"),
+    steps: [
+      {
+        id: "s",
+        tool: "http",
+        params: { url: `${upstreamUrl}/script/${unique("events-fail")}?plan=500` },
+        retry: { maxRetries: 1, baseDelayMs: 60_000, jitter: "none" },
+      },
+    ],
+  });
+  expect(res.status).toBe(202);
+  const runId = body.runId as string;
+  await runDurableObjectAlarm(runStub(runId));
+  const retrying = (await status(runId)).steps[0];
+  expect(retrying.status).toBe("retrying");
+  await makeRetriesDue(runId);
+  expect((await drive(runId)).status).toBe("failed");
+  return { runId, retrying };
 }
 
 async function finishedRun(): Promise<string> {
@@ -117,6 +179,37 @@ describe("GET /v1/runs/:id/events", () => {
       expect(e.stepId).toBeUndefined();
       expect(e.attempt).toBeUndefined();
     }
+  });
+
+  it("a retried then failed step: step_started, step_retry_scheduled, step_started, step_failed, with stepId and attempt", async () => {
+    const { runId } = await retriedThenFailedRun();
+    const stepEvents = (await allEvents(runId)).filter((e) => e.type.startsWith("step_"));
+    expect(stepEvents.map((e) => [e.type, e.stepId, e.attempt])).toEqual([
+      ["step_started", "s", 1],
+      ["step_retry_scheduled", "s", 1],
+      ["step_started", "s", 2],
+      ["step_failed", "s", 2],
+    ]);
+  });
+
+  it("step_retry_scheduled carries the error's category, status and message, and nextAttemptAt", async () => {
+    const { runId, retrying } = await retriedThenFailedRun();
+    const scheduled = (await allEvents(runId)).find((e) => e.type === "step_retry_scheduled");
+    expect(scheduled.data).toEqual({
+      category: "server_error",
+      status: 500,
+      message: expect.stringMatching(/^HTTP 500/),
+      nextAttemptAt: retrying.nextAttemptAt,
+    });
+    // jitter "none": the retry is due exactly baseDelayMs after the failed attempt was recorded
+    expect(Date.parse(scheduled.data.nextAttemptAt) - Date.parse(scheduled.at)).toBe(60_000);
+  });
+
+  it("step_failed carries the last attempt's error, the same as the step's status entry", async () => {
+    const { runId } = await retriedThenFailedRun();
+    const failed = (await allEvents(runId)).find((e) => e.type === "step_failed");
+    expect(failed.data).toEqual({ category: "server_error", status: 500, message: expect.stringMatching(/^HTTP 500/) });
+    expect(failed.data).toEqual((await status(runId)).steps[0].error);
   });
 
   it("pages with limit and after=next over the whole log, without gaps or duplicates", async () => {
@@ -257,6 +350,74 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     }
     const messages = parseSse(text);
     expect(messages.map((m) => JSON.parse(m.data))).toEqual(await allEvents(runId));
+    expect(messages.at(-1)!.event).toBe("run_finished");
+  });
+
+  it("a dropped connection to a live run, resumed with Last-Event-ID, continues without gaps or duplicates and closes after the run finishes", async () => {
+    // `s` fails once and waits a minute for its retry: the run stays live until the test makes the retry due.
+    const { res, body } = await submit({
+      name: unique("events-live"),
+      steps: [
+        { id: "a", tool: "pass", params: { value: 1 } },
+        {
+          id: "s",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${unique("events-live")}?plan=500,200` },
+          retry: { maxRetries: 1, baseDelayMs: 60_000, jitter: "none" },
+        },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const runId = body.runId as string;
+    await runDurableObjectAlarm(runStub(runId));
+    expect((await status(runId)).status).toBe("running");
+
+    const first = (await sse(runId)).body!.getReader();
+    const firstText = await readUntil(first, "", (m) => m.length >= 2, "two messages");
+    await first.cancel();
+    const received = completeMessages(firstText).slice(0, 2);
+
+    // Reconnected while the run is still live: the rest of the log so far arrives, and the stream stays open.
+    const second = (await sse(runId, { "last-event-id": received[1]!.id! })).body!.getReader();
+    let text = await readUntil(second, "", (m) => m.some((e) => e.event === "step_retry_scheduled"), "the retry was scheduled");
+    expect((await status(runId)).status).toBe("running");
+
+    await makeRetriesDue(runId);
+    expect((await drive(runId)).status).toBe("completed");
+    text = await readToEnd(second, text);
+
+    const union = [...received, ...parseSse(text)];
+    expect(union.map((m) => JSON.parse(m.data))).toEqual(await allEvents(runId));
+    expect(union.at(-1)!.event).toBe("run_finished");
+  });
+
+  it("a redriven run's stream does not close at the first execution's run_finished, but after the final one", async () => {
+    const { res, body } = await submit({
+      name: unique("events-redrive"),
+      steps: [
+        { id: "ok", tool: "pass", params: { value: 1 } },
+        {
+          id: "flaky",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${unique("events-redrive")}?plan=500,200` },
+          retry: { maxRetries: 0 },
+        },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const runId = body.runId as string;
+    expect((await drive(runId)).status).toBe("partial");
+    expect((await api(`/v1/runs/${runId}/retry`, { method: "POST" })).status).toBe(200);
+
+    const reader = (await sse(runId)).body!.getReader();
+    let text = await readUntil(reader, "", (m) => m.some((e) => e.event === "run_finished"), "the first run_finished");
+    expect((await drive(runId)).status).toBe("completed");
+    text = await readToEnd(reader, text);
+
+    const messages = parseSse(text);
+    expect(messages.map((m) => JSON.parse(m.data))).toEqual(await allEvents(runId));
+    const finished = messages.filter((m) => m.event === "run_finished").map((m) => JSON.parse(m.data).data.status);
+    expect(finished).toEqual(["partial", "completed"]);
     expect(messages.at(-1)!.event).toBe("run_finished");
   });
 });

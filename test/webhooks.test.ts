@@ -1,16 +1,22 @@
 /// <reference types="vite/client" />
 /**
- * Webhooks (SPEC 5.7): a run reaching a final status or `paused` POSTs a signed event to
- * `webhook.url`; failures are retried by alarm with backoff up to WEBHOOK_MAX_ATTEMPTS,
- * and every attempt shows in the run's status. Alarms are fired by the test and the next
- * delivery is made due through SQL.
+ * Webhooks (SPEC 5.7): a run reaching a final status or `paused` POSTs an event to
+ * `webhook.url`, signed with the plan's secret or else the Worker's WEBHOOK_SECRET; failures
+ * are retried by alarm with backoff up to WEBHOOK_MAX_ATTEMPTS, and every attempt shows in
+ * the run's status. Alarms are fired by the test and the next delivery is made due through SQL.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { migrate } from "../durable-objects/schema";
+import { Sql } from "../durable-objects/sql";
+import { WebhookOutbox } from "../durable-objects/webhook-outbox";
 import { verifyEdgestepSignature } from "../examples/verify-webhook";
 import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 const SECRET = "s3cret";
+/** The test Worker's WEBHOOK_SECRET (vitest.config.ts): signs the webhooks of plans without a secret. */
+const WORKER_SECRET = env.WEBHOOK_SECRET!;
 const MAX_ATTEMPTS = 6; // WEBHOOK_MAX_ATTEMPTS is not set in the test Worker: the default
 
 function plan(
@@ -69,6 +75,25 @@ describe("webhook delivery", () => {
     const s = await status(runId);
     expect(s.webhook.deliveries).toEqual([expect.objectContaining({ attempt: 1, status: 307, error: expect.stringMatching(/redirect/) })]);
     expect(await upstreamCalls(target.path)).toEqual([]);
+  });
+
+  it("a receiver answering 500, 500, then 200 gets the event on the third attempt, signed verifiably", async () => {
+    const hook = receiver("500,500,200");
+    const runId = await submitted(plan(hook.url));
+    expect((await drive(runId)).status).toBe("completed");
+    await deliverAll(runId);
+    const s = await status(runId);
+    expect(s.webhook.state).toBe("delivered");
+    expect(s.webhook.deliveries.map((d: any) => [d.attempt, d.status])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ]);
+    const calls = await upstreamCalls(hook.path);
+    expect(calls).toHaveLength(3);
+    const third = calls[2];
+    expect(JSON.parse(third.body)).toMatchObject({ type: "run.completed", runId, status: "completed" });
+    expect(await verifyEdgestepSignature(SECRET, third.headers["x-edgestep-signature"], third.body)).toBe(true);
   });
 
   it("makes the first attempt in the alarm that finishes the run", async () => {
@@ -156,11 +181,39 @@ describe("webhook delivery", () => {
     }
   });
 
-  it("sends no signature when neither the plan nor the Worker has a secret", async () => {
+  it("signs with the Worker's WEBHOOK_SECRET when the plan's webhook has no secret", async () => {
     const hook = receiver("200");
     const runId = await submitted(plan(hook.url, {}, null));
     await drive(runId);
     const [call] = await upstreamCalls(hook.path);
+    const signature = call.headers["x-edgestep-signature"];
+    expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(await verifyEdgestepSignature(WORKER_SECRET, signature, call.body)).toBe(true);
+  });
+
+  it("signs with the plan's secret, not WEBHOOK_SECRET, when the plan has one", async () => {
+    const hook = receiver("200");
+    const runId = await submitted(plan(hook.url));
+    await drive(runId);
+    const [call] = await upstreamCalls(hook.path);
+    const signature = call.headers["x-edgestep-signature"];
+    expect(await verifyEdgestepSignature(SECRET, signature, call.body)).toBe(true);
+    expect(await verifyEdgestepSignature(WORKER_SECRET, signature, call.body)).toBe(false);
+  });
+
+  it("sends no signature when neither the plan nor the Worker has a secret", async () => {
+    // The test Worker has a WEBHOOK_SECRET, so the outbox is given the target a run resolves
+    // without either secret (`secret: undefined`), in a Durable Object of its own.
+    const hook = receiver("200");
+    await runInDurableObject(runStub(unique("outbox")), async (_, state) => {
+      const db = new Sql(state.storage.sql);
+      migrate(db);
+      const outbox = new WebhookOutbox(db, { fetcher: (r) => fetch(r), allowedHosts: null, maxAttempts: MAX_ATTEMPTS, event() {} });
+      outbox.enqueue("run.completed", { runId: "run_unsigned" }, Date.now());
+      await outbox.deliverDue({ url: hook.url, secret: undefined }, Date.now());
+    });
+    const [call] = await upstreamCalls(hook.path);
+    expect(JSON.parse(call.body)).toMatchObject({ type: "run.completed", runId: "run_unsigned" });
     expect(call.headers["x-edgestep-event-id"]).toBeTruthy();
     expect(call.headers["x-edgestep-signature"]).toBeUndefined();
   });
@@ -275,6 +328,55 @@ describe("webhook events", () => {
     expect(calls.map((c) => JSON.parse(c.body).type)).toEqual(["run.paused", "run.completed"]);
     expect(new Set(calls.map((c) => c.headers["x-edgestep-event-id"])).size).toBe(2);
     expect((await status(runId)).webhook.state).toBe("delivered");
+  });
+
+  it("a failed run sends run.failed with its summary", async () => {
+    const hook = receiver("200");
+    const runId = await submitted({
+      name: unique("hook"),
+      webhook: { url: hook.url, secret: SECRET },
+      steps: [
+        // 400 is a client error: not retried
+        { id: "a", tool: "http", params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` } },
+        { id: "b", tool: "pass", params: { value: "${steps.a.data}" } },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    const [call] = await upstreamCalls(hook.path);
+    expect(JSON.parse(call.body)).toEqual({
+      type: "run.failed",
+      eventId: call.headers["x-edgestep-event-id"],
+      runId,
+      status: "failed",
+      summary: { totalSteps: 2, successfulSteps: 0, failedSteps: 1, skippedSteps: 1, cancelledSteps: 0 },
+      startedAt: s.startedAt,
+      endedAt: s.endedAt,
+    });
+  });
+
+  it("a partial run sends run.partial with its summary", async () => {
+    const hook = receiver("200");
+    const runId = await submitted({
+      name: unique("hook"),
+      webhook: { url: hook.url, secret: SECRET },
+      steps: [
+        { id: "a", tool: "pass", params: { value: 1 } },
+        { id: "b", tool: "http", params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` } },
+      ],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("partial");
+    const [call] = await upstreamCalls(hook.path);
+    expect(JSON.parse(call.body)).toEqual({
+      type: "run.partial",
+      eventId: call.headers["x-edgestep-event-id"],
+      runId,
+      status: "partial",
+      summary: { totalSteps: 2, successfulSteps: 1, failedSteps: 1, skippedSteps: 0, cancelledSteps: 0 },
+      startedAt: s.startedAt,
+      endedAt: s.endedAt,
+    });
   });
 
   it("a cancelled run sends run.cancelled", async () => {
