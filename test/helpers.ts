@@ -39,9 +39,28 @@ export async function drive(runId: string, max = 50): Promise<any> {
     const ran = await runDurableObjectAlarm(stub);
     const wasLive = await awaitLiveIteration(stub);
     const s = await status(runId);
-    if (FINAL.has(s.status) || (!ran && !wasLive)) return s;
+    if (FINAL.has(s.status)) return s;
+    if (!ran && !wasLive && !(await alarmInTransit(stub, s.status))) return s;
   }
   return status(runId);
+}
+
+/**
+ * A running (or pending) run always has an alarm set or an iteration live. When it seems to
+ * have neither, workerd has taken its alarm and is about to call alarm(): wait (bounded)
+ * until that shows. True when it did.
+ */
+async function alarmInTransit(stub: ReturnType<typeof runStub>, runStatus: string): Promise<boolean> {
+  if (runStatus !== "running" && runStatus !== "pending") return false;
+  for (let k = 0; k < 100; k++) {
+    await scheduler.wait(10);
+    const busy = await runInDurableObject(stub, async (instance, state) => {
+      const live = (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone !== undefined;
+      return live || (await state.storage.getAlarm()) !== null;
+    });
+    if (busy) return true;
+  }
+  return false;
 }
 
 /** Waits for an iteration that a real (workerd-fired) alarm is running; true if there was one. */
