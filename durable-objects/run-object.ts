@@ -30,8 +30,8 @@ export interface ApproveRequest {
   stepId?: string;
   comment?: string;
 }
-/** `invalid`: the request names something that does not exist (400). */
-export type ApproveOutcome = ControlOutcome | { ok: false; invalid: true; message: string };
+/** `invalid`: the request names something that does not exist or does not apply (400; `field`: the body field). */
+export type ApproveOutcome = ControlOutcome | { ok: false; invalid: true; message: string; field?: string };
 
 /** Statuses whose alarm runs iterations (a `waiting` run may have timeouts due). */
 const ACTIVE: ReadonlySet<RunStatus> = new Set(["pending", "running", "waiting"]);
@@ -76,6 +76,11 @@ export class RunObject extends DurableObject<Env> {
     }
     await this.ctx.storage.setAlarm(now);
     return { created: true, status: "pending" };
+  }
+
+  /** The run's status if it exists and is the caller's, else null: lets a retried idempotent POST skip the rate limit. */
+  async existingStatus(owner: string): Promise<string | null> {
+    return this.owned(owner)?.status ?? null;
   }
 
   async status(owner: string) {
@@ -173,7 +178,7 @@ export class RunObject extends DurableObject<Env> {
     const now = Date.now();
     if (run.riskGate && request.stepId === undefined) {
       const unknown = (request.skipSteps ?? []).filter((id) => this.store.stepIndex(id) === undefined);
-      if (unknown.length > 0) return { ok: false, invalid: true, message: `skipSteps: unknown step(s) ${unknown.join(", ")}` };
+      if (unknown.length > 0) return { ok: false, invalid: true, field: "skipSteps", message: `skipSteps: unknown step(s) ${unknown.join(", ")}` };
       if (!request.approved) {
         this.store.event("approval_denied", now, null, null, { gate: "risk", ...(request.comment && { comment: request.comment }) });
         this.cancelNow(now);
@@ -193,6 +198,10 @@ export class RunObject extends DurableObject<Env> {
     }
     if (this.store.stepIndex(stepId) === undefined) return { ok: false, invalid: true, message: `unknown step "${stepId}"` };
     if (!waiting.includes(stepId)) return { ok: false, status: run.status, message: `step "${stepId}" is not waiting for approval` };
+    // Only the risk gate skips steps: ignoring skipSteps here would run steps the caller meant to skip.
+    if (request.skipSteps !== undefined && request.skipSteps.length > 0) {
+      return { ok: false, invalid: true, field: "skipSteps", message: `skipSteps: only the risk gate takes skipSteps; approval step "${stepId}" is answered with approved (and comment)` };
+    }
     await this.applyAnswer(this.store.stepIndex(stepId)!, { type: "approval", approved: request.approved, ...(request.comment && { comment: request.comment }) });
     return { ok: true, status: this.store.run()!.status };
   }
@@ -284,7 +293,8 @@ export class RunObject extends DurableObject<Env> {
     if (status === "paused") store.event("run_paused", now, null, null, { iterations: store.run()!.iterations });
     else if (status !== "waiting") {
       if (status === "cancelled") store.event("run_cancelled", now);
-      store.event("run_finished", now, null, null, { status });
+      const error = store.run()!.error; // a run-level failure (iteration_limit_exceeded) says why
+      store.event("run_finished", now, null, null, { status, ...(error !== null && { error: JSON.parse(error) as unknown }) });
     }
     const plan = store.plan();
     if (status === "failed" && plan.config.rollback) this.rollback.enqueue(store);

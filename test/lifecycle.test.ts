@@ -192,6 +192,9 @@ describe("continuous mode iteration limit", () => {
     s = await status(runId);
     expect(s.status).toBe("failed");
     expect(s.error.category).toBe("iteration_limit_exceeded");
+    const log = ((await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any).events;
+    const finished = log.find((e: any) => e.type === "run_finished");
+    expect(finished.data).toMatchObject({ status: "failed", error: { category: "iteration_limit_exceeded" } });
     expect(s.endedAt).not.toBeNull();
     expect(s.steps[0].status).toBe("cancelled");
     // the second attempt never ran
