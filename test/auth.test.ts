@@ -1,6 +1,8 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
+import { runStub, unique, upstreamUrl } from "./helpers";
 
 const app = createApp();
 const withKeys = { ...env, API_KEYS: "key-one, key-two" };
@@ -12,10 +14,32 @@ function call(path: string, key?: string, init: RequestInit = {}) {
   return app.fetch(new Request(`http://edgestep.test${path}`, { ...init, headers }), withKeys);
 }
 
-async function create(key: string): Promise<string> {
-  const res = await call("/v1/runs", key, { method: "POST", body: JSON.stringify(plan) });
+async function create(key: string, body: unknown = plan): Promise<string> {
+  const res = await call("/v1/runs", key, { method: "POST", body: JSON.stringify(body) });
   expect(res.status).toBe(202);
   return ((await res.json()) as { runId: string }).runId;
+}
+
+/** Fires the run's alarms until none is left (bounded). */
+async function settle(runId: string): Promise<void> {
+  for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
+}
+
+/** What the owner sees of a run: its status and its whole event log (every change is an event). */
+async function seenByOwner(runId: string): Promise<{ status: string; events: unknown[] }> {
+  const s = (await (await call(`/v1/runs/${runId}`, "key-one")).json()) as any;
+  const page = (await (await call(`/v1/runs/${runId}/events?limit=1000`, "key-one")).json()) as any;
+  return { status: s.status, events: page.events };
+}
+
+/** A stranger's POST to a control route of key-one's run: 404, and the run is untouched. */
+async function expectStrangerCannot(runId: string, action: string, body: unknown, ownersStatus: string) {
+  const before = await seenByOwner(runId);
+  expect(before.status).toBe(ownersStatus);
+  const res = await call(`/v1/runs/${runId}/${action}`, "key-two", { method: "POST", body: JSON.stringify(body) });
+  expect(res.status).toBe(404);
+  expect(((await res.json()) as any).error.code).toBe("not_found");
+  expect(await seenByOwner(runId)).toEqual(before);
 }
 
 describe("API keys", () => {
@@ -43,6 +67,30 @@ describe("API keys", () => {
     expect((await call(`/v1/runs/${runId}/cancel`, "key-two", { method: "POST" })).status).toBe(404);
   });
 
+  it("answers another key's resume of a paused run with 404 and leaves it paused", async () => {
+    const runId = await create("key-one", {
+      config: { mode: { type: "bounded", iterations: 1 } },
+      steps: [...plan.steps, { id: "b", tool: "pass", params: { value: 2 }, dependsOn: ["a"] }],
+    });
+    await settle(runId);
+    await expectStrangerCannot(runId, "resume", { iterations: 1 }, "paused");
+  });
+
+  it("answers another key's retry of a failed run with 404 and leaves it failed", async () => {
+    const url = `${upstreamUrl}/script/${unique("auth-retry")}?plan=404,200`;
+    const runId = await create("key-one", { steps: [{ id: "a", tool: "http", params: { url }, retry: { maxRetries: 0 } }] });
+    await settle(runId);
+    await expectStrangerCannot(runId, "retry", {}, "failed");
+  });
+
+  it("answers another key's approval of a run at the risk gate with 404 and leaves it waiting", async () => {
+    const runId = await create("key-one", {
+      config: { requireApprovalForRisk: "high" },
+      steps: [{ id: "a", tool: "pass", params: { value: 1 }, risk: "high" }],
+    });
+    await expectStrangerCannot(runId, "approve", { approved: true }, "waiting");
+  });
+
   it("scopes Idempotency-Key to the key that sent it", async () => {
     const headers = { "idempotency-key": "same-key" };
     const body = JSON.stringify(plan);
@@ -52,5 +100,38 @@ describe("API keys", () => {
     expect(a.runId).not.toBe(b.runId);
     expect(again.status).toBe(200);
     expect(((await again.json()) as any).runId).toBe(a.runId);
+  });
+});
+
+describe("Authorization header", () => {
+  async function expectJson401(authorization: string) {
+    const res = await app.fetch(
+      new Request("http://edgestep.test/v1/plans/validate", { method: "POST", body: JSON.stringify(plan), headers: { authorization } }),
+      withKeys,
+    );
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(((await res.json()) as any).error.code).toBe("unauthorized");
+  }
+
+  it("answers a Basic scheme with a JSON 401", async () => {
+    await expectJson401(`Basic ${btoa("key-one:")}`);
+  });
+
+  it("answers a bare Bearer without a key with a JSON 401", async () => {
+    await expectJson401("Bearer");
+  });
+
+  it("answers a key outside RFC 6750's token charset (Bearer key!one) with a JSON 401", async () => {
+    await expectJson401("Bearer key!one");
+  });
+
+  it("accepts a configured key holding characters such as ! % : @", async () => {
+    const key = "k!y%1:u@h";
+    const res = await app.fetch(
+      new Request("http://edgestep.test/v1/plans/validate", { method: "POST", body: JSON.stringify(plan), headers: { authorization: `Bearer ${key}` } }),
+      { ...env, API_KEYS: `other, ${key}` },
+    );
+    expect(res.status).toBe(200);
   });
 });

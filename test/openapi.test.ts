@@ -1,8 +1,22 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { z } from "zod";
 import planSchemaFile from "../docs/plan.schema.json";
 import { createApp } from "../src/api/app";
+import {
+  controlResultSchema,
+  errorSchema,
+  eventsPageSchema,
+  runCreatedSchema,
+  runStatusSchema,
+  stepDetailSchema,
+  stepResultSchema,
+  validateResultSchema,
+} from "../src/api/schemas";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
-import { api } from "./helpers";
+import { api, drive, runStub, status, unique, upstreamUrl } from "./helpers";
+import { post, start, stepDetail } from "./flow-helpers";
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document", async () => {
@@ -30,6 +44,140 @@ describe("GET /openapi.json", () => {
     const body = doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.config.properties.maxParallel).toMatchObject({ minimum: 1, maximum: 100 });
+  });
+
+  it("states the Worker's MAX_STEPS_PER_PLAN as the plan's step limit", async () => {
+    const res = await createApp().fetch(new Request("http://edgestep.test/openapi.json"), { ...env, MAX_STEPS_PER_PLAN: "7" });
+    const doc = (await res.json()) as any;
+    expect(doc.components.schemas.Plan.properties.steps.maxItems).toBe(7);
+    expect(doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema.properties.steps.maxItems).toBe(7);
+  });
+
+  it("declares a 401 on every operation that needs an API key, and none on the open ones", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    for (const [path, operations] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(operations)) {
+        const open = Array.isArray(op.security) && op.security.length === 0;
+        expect(op.responses["401"] !== undefined, `${method} ${path}`).toBe(!open);
+      }
+    }
+    expect(doc.paths["/v1/runs/{runId}"].get.responses["401"]).toBeDefined();
+  });
+
+  it("declares POST /v1/runs's 429 with its Retry-After header", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const tooMany = doc.paths["/v1/runs"].post.responses["429"];
+    expect(tooMany.content["application/json"].schema.properties.error).toBeDefined();
+    expect(tooMany.headers["Retry-After"]).toBeDefined();
+  });
+});
+
+/**
+ * Real responses parsed with the zod schemas the OpenAPI document is generated from: a field
+ * a view gains without the schema, or one the schema requires that the view lacks, fails here.
+ */
+describe("responses match the OpenAPI response schemas", () => {
+  const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+
+  /** Strict whatever the schema's mode: an undeclared key is an issue (strict objects) or stripped (then unequal). */
+  function expectShape(schema: z.ZodType, value: unknown) {
+    const parsed = schema.safeParse(value);
+    expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(value).slice(0, 2000)).toEqual([]);
+    expect(parsed.data).toStrictEqual(value);
+  }
+
+  async function json(path: string): Promise<any> {
+    const res = await api(path);
+    expect(res.status, path).toBe(200);
+    return res.json();
+  }
+
+  /** Fires alarms until none is due (webhook deliveries and compensations run after the run ends). */
+  async function settle(runId: string): Promise<any> {
+    await drive(runId);
+    for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
+    return status(runId);
+  }
+
+  it("a run waiting at the risk gate: its creation, status (pendingApproval) and events", async () => {
+    const key = unique("oa-gate");
+    const res = await api("/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({
+        config: { requireApprovalForRisk: "high" },
+        steps: [{ id: "x", tool: "http", params: { url: script(`${key}-x`) }, risk: "high" }],
+      }),
+    });
+    const created = (await res.json()) as any;
+    expectShape(runCreatedSchema, created);
+    const s = await status(created.runId);
+    expect(s.pendingApproval).toEqual([{ gate: "risk", stepIds: ["x"] }]);
+    expectShape(runStatusSchema, s);
+    expectShape(eventsPageSchema, await json(`/v1/runs/${created.runId}/events`));
+  });
+
+  it("a run whose approval step waits: status (pendingApproval, waitingFor) and step detail", async () => {
+    const { runId } = await start({ steps: [{ id: "ok", tool: "approval" }] });
+    const s = await drive(runId);
+    expect(s.pendingApproval).toEqual([{ gate: "step", stepIds: ["ok"] }]);
+    expectShape(runStatusSchema, s);
+    expectShape(stepDetailSchema, await stepDetail(runId, "ok"));
+    const answered = await post(`/v1/runs/${runId}/approve`, { approved: true });
+    expectShape(controlResultSchema, answered.body);
+  });
+
+  it("a rolled-back run with a webhook: status (rollback, webhook deliveries), results, step detail (attemptLog), events", async () => {
+    const key = unique("oa-rb");
+    const { runId } = await start({
+      config: { rollback: true },
+      webhook: { url: script(`${key}-hook`) },
+      steps: [
+        { id: "a", tool: "http", params: { url: script(`${key}-a`) }, compensate: { tool: "http", params: { url: script(`${key}-undo`) } } },
+        { id: "c", tool: "http", params: { url: script(`${key}-c`, "?plan=404") }, dependsOn: ["a"], onFailure: "fail_run" },
+      ],
+    });
+    const s = await settle(runId);
+    expect(s.rollback?.state).toBe("completed");
+    expect(s.webhook?.deliveries.length).toBeGreaterThan(0);
+    expectShape(runStatusSchema, s);
+    expectShape(stepResultSchema.array(), await json(`/v1/runs/${runId}/results`));
+    const failed = await stepDetail(runId, "c");
+    expect(failed.attemptLog[0]).toMatchObject({ category: expect.any(String), status: 404 });
+    expectShape(stepDetailSchema, failed);
+    expectShape(eventsPageSchema, await json(`/v1/runs/${runId}/events?limit=1000`));
+  });
+
+  it("a forEach step: status (items) and step detail (per-item attemptLog)", async () => {
+    const key = unique("oa-fe");
+    const { runId } = await start({
+      steps: [{ id: "each", tool: "http", forEach: ["a", "b"], params: { url: script(`${key}-\${index}`) } }],
+    });
+    const s = await drive(runId);
+    expect(s.steps[0].items).toMatchObject({ total: 2, succeeded: 2 });
+    expectShape(runStatusSchema, s);
+    const detail = await stepDetail(runId, "each");
+    expect(detail.attemptLog.map((a: any) => a.item).sort()).toEqual([0, 1]);
+    expectShape(stepDetailSchema, detail);
+  });
+
+  it("a step waiting for its retry: status (nextAttemptAt, error) and step detail", async () => {
+    const key = unique("oa-retry");
+    const { runId } = await start({
+      steps: [{ id: "r", tool: "http", params: { url: script(`${key}-r`, "?plan=503,200") }, retry: { maxRetries: 2, baseDelayMs: 60_000, jitter: "none" } }],
+    });
+    await runDurableObjectAlarm(runStub(runId));
+    const s = await status(runId);
+    expect(s.steps[0]).toMatchObject({ status: "retrying", nextAttemptAt: expect.any(String), error: expect.anything() });
+    expectShape(runStatusSchema, s);
+    expectShape(stepDetailSchema, await stepDetail(runId, "r"));
+  });
+
+  it("validation and error bodies", async () => {
+    const valid = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify({ steps: [{ tool: "pass" }] }) });
+    expectShape(validateResultSchema, await valid.json());
+    const invalid = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify({ steps: [] }) });
+    expect(invalid.status).toBe(400);
+    expectShape(errorSchema, await invalid.json());
   });
 });
 

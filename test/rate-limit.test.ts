@@ -31,4 +31,39 @@ describe("RUNS_PER_MINUTE", () => {
     expect((await post("{bad")).status).toBe(400);
     expect((await post(plan)).status).toBe(202);
   });
+
+  /** POST /v1/runs with one fresh API key limited to `limit` runs a minute. */
+  function limitedPoster(limit: number) {
+    const key = unique("key");
+    const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: String(limit) };
+    return (headers: Record<string, string> = {}) =>
+      app.fetch(
+        new Request("http://edgestep.test/v1/runs", { method: "POST", body: plan, headers: { authorization: `Bearer ${key}`, ...headers } }),
+        limited,
+      );
+  }
+
+  it("answers an idempotent retry with its run (200), not 429, once the quota is spent", async () => {
+    const post = limitedPoster(1);
+    const idem = { "idempotency-key": unique("idem") };
+    const first = await post(idem);
+    expect(first.status).toBe(202);
+    const retry = await post(idem);
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as any).runId).toBe(((await first.json()) as any).runId);
+  });
+
+  it("does not count an idempotent retry that finds its run", async () => {
+    const post = limitedPoster(2);
+    const idem = { "idempotency-key": unique("idem") };
+    expect((await post(idem)).status).toBe(202);
+    expect((await post(idem)).status).toBe(200);
+    expect((await post()).status).toBe(202);
+  });
+
+  it("does not count a request rejected for its Idempotency-Key", async () => {
+    const post = limitedPoster(1);
+    expect((await post({ "idempotency-key": "x".repeat(256) })).status).toBe(400);
+    expect((await post()).status).toBe(202);
+  });
 });

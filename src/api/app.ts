@@ -1,11 +1,11 @@
 /** The Hono API (SPEC 6). Errors are mapped to HTTP here, once. */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { Env } from "../env";
+import { settings, type Env } from "../env";
 import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
-import { openApiDocument } from "./openapi";
+import { cachedOpenApiDocument } from "./openapi";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
 import type { AppEnv } from "./types";
@@ -18,8 +18,7 @@ export function createApp() {
   app.use("/v1/*", authenticate);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
-  let openapi: ReturnType<typeof openApiDocument> | undefined;
-  app.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument())));
+  app.get("/openapi.json", (c) => c.json(cachedOpenApiDocument(settings(c.env).maxStepsPerPlan)));
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
 

@@ -1,16 +1,17 @@
 /**
  * Authentication (SPEC 6): with `API_KEYS` set, every `/v1` route needs
- * `Authorization: Bearer <key>` (hono's bearer-auth: constant-time compare). A run
- * belongs to the key that created it: the owner is a hash of the key, so keys are
- * never stored. Without `API_KEYS` auth is off and one warning is logged.
+ * `Authorization: Bearer <key>`, else a JSON 401, whatever is wrong with the header. A run
+ * belongs to the key that created it: the owner is a hash of the key, so keys are never
+ * stored. Without `API_KEYS` auth is off and one warning is logged, on the first request
+ * (a Worker has no start hook).
+ *
+ * Not hono's bearer-auth: it answers 400 to a token outside RFC 6750's charset, which both
+ * breaks SPEC 6's 401 and makes a configured key such as `k!y@1` unusable.
  */
-import type { MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./types";
 
 export const PUBLIC_OWNER = "public";
-
-const error = (code: string, message: string) => ({ error: { code, message } });
 
 let warned = false;
 
@@ -21,9 +22,31 @@ export function parseApiKeys(value: string | undefined): string[] {
     .filter((k) => k !== "");
 }
 
+const encoder = new TextEncoder();
+const sha256 = async (s: string) => crypto.subtle.digest("SHA-256", encoder.encode(s));
+
 async function ownerOf(key: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  const digest = new Uint8Array(await sha256(key));
   return `key_${Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * The configured key equal to `token`, or undefined. Constant-time: both sides are hashed
+ * to 32 bytes (no length leak) and compared with `timingSafeEqual`, against every key
+ * without stopping at a match.
+ */
+async function matchingKey(token: string, keys: string[]): Promise<string | undefined> {
+  const presented = await sha256(token);
+  let match: string | undefined;
+  for (const key of keys) {
+    if (crypto.subtle.timingSafeEqual(presented, await sha256(key)) && match === undefined) match = key;
+  }
+  return match;
+}
+
+function unauthorized(c: Context<AppEnv>, message: string, challenge: string) {
+  c.header("WWW-Authenticate", challenge);
+  return c.json({ error: { code: "unauthorized", message } }, 401);
 }
 
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -36,14 +59,17 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set("owner", PUBLIC_OWNER);
     return next();
   }
-  const check = bearerAuth<AppEnv>({
-    token: keys,
-    noAuthenticationHeader: { message: error("unauthorized", "missing Authorization: Bearer <key>") },
-    invalidAuthenticationHeader: { message: error("unauthorized", "malformed Authorization header: use Bearer <key>") },
-    invalidToken: { message: error("unauthorized", "unknown API key") },
-  });
-  return check(c, async () => {
-    c.set("owner", await ownerOf(c.req.header("authorization")!.replace(/^Bearer\s+/i, "").trim()));
-    await next();
-  });
+  const header = c.req.header("authorization");
+  if (header === undefined || header.trim() === "") {
+    return unauthorized(c, "missing Authorization: Bearer <key>", 'Bearer realm="edgestep"');
+  }
+  // Any characters after "Bearer ": a key is whatever API_KEYS holds between its commas.
+  const bearer = /^Bearer[ \t]+(\S.*)$/i.exec(header.trim());
+  if (!bearer) {
+    return unauthorized(c, "malformed Authorization header: use Bearer <key>", 'Bearer error="invalid_request"');
+  }
+  const key = await matchingKey(bearer[1]!.trim(), keys);
+  if (key === undefined) return unauthorized(c, "unknown API key", 'Bearer error="invalid_token"');
+  c.set("owner", await ownerOf(key));
+  await next();
 };

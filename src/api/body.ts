@@ -2,10 +2,11 @@
 import type { Context } from "hono";
 import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 
-export async function readJson(c: Context<any>, maxBytes: number, what = "plan", maxDepth = 64): Promise<unknown> {
+/** `limitName`: what the 413 names as the limit passed (a plan's is MAX_PLAN_BYTES). */
+export async function readJson(c: Context<any>, maxBytes: number, what = "plan", maxDepth = 64, limitName = "MAX_PLAN_BYTES"): Promise<unknown> {
   const declared = Number(c.req.header("content-length"));
-  if (declared > maxBytes) throw tooLarge(what, maxBytes);
-  const bytes = await readBytes(c.req.raw.body, maxBytes, what);
+  if (declared > maxBytes) throw tooLarge(what, maxBytes, limitName);
+  const bytes = await readBytes(c.req.raw.body, maxBytes, () => tooLarge(what, maxBytes, limitName));
   let text: string;
   try {
     // Fatal: a plan whose bytes are not UTF-8 is rejected, not silently altered with U+FFFD.
@@ -43,7 +44,7 @@ function tooDeep(root: unknown, max: number): string | null {
  * The body's bytes, read chunk by chunk: a body without a content-length (chunked) that
  * passes `maxBytes` is a 413 as soon as it does, not after it was all held in memory.
  */
-async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number, what: string): Promise<Uint8Array> {
+async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number, tooBig: () => Error): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -54,7 +55,7 @@ async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: numb
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(what, maxBytes);
+      throw tooBig();
     }
     chunks.push(value);
   }
@@ -67,6 +68,6 @@ async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: numb
   return bytes;
 }
 
-function tooLarge(what: string, maxBytes: number): PayloadTooLargeError {
-  return new PayloadTooLargeError(`the ${what} is larger than ${maxBytes} bytes (MAX_PLAN_BYTES)`);
+function tooLarge(what: string, maxBytes: number, limitName: string): PayloadTooLargeError {
+  return new PayloadTooLargeError(`the ${what} is larger than ${maxBytes} bytes (${limitName})`);
 }

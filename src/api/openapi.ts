@@ -1,7 +1,8 @@
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document of this API, generated from the zod
- * schemas that validate requests (the plan schema, src/api/schemas.ts). A test checks
- * that every route the Worker serves is in it.
+ * schemas that validate requests and describe responses (the plan schema, src/api/schemas.ts).
+ * Tests check that every route the Worker serves is in it and that real responses parse
+ * with its response schemas.
  */
 import { z } from "zod";
 import { planSchema } from "../engine/plan-schema";
@@ -15,8 +16,8 @@ import {
   resumeBodySchema,
   runCreatedSchema,
   runStatusSchema,
+  stepDetailSchema,
   stepResultSchema,
-  stepStatusSchema,
   validateResultSchema,
 } from "./schemas";
 
@@ -44,11 +45,40 @@ function queryParams(schema: z.ZodObject) {
   }));
 }
 
-export function openApiDocument() {
-  const planBody = { required: true, content: content(planSchema(), "input") };
+type Operation = { security?: unknown[]; responses: Record<string, unknown> };
+
+/**
+ * Every operation under the bearer scheme may answer 401 (SPEC 6): declared once here
+ * rather than in each route, so a new route cannot forget it.
+ */
+function withUnauthorized<T extends { paths: Record<string, Record<string, Operation>> }>(doc: T): T {
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    if (!path.startsWith("/v1/")) continue;
+    for (const op of Object.values(operations)) {
+      if (op.security?.length === 0) continue;
+      op.responses[401] = error("missing, malformed or unknown API key (only when API_KEYS is set)");
+    }
+  }
+  return doc;
+}
+
+const documents = new Map<number, ReturnType<typeof openApiDocument>>();
+
+/** The document for a Worker whose plans may have at most `maxSteps` steps; built once per value. */
+export function cachedOpenApiDocument(maxSteps: number) {
+  let doc = documents.get(maxSteps);
+  if (!doc) documents.set(maxSteps, (doc = openApiDocument(maxSteps)));
+  return doc;
+}
+
+/** `maxSteps`: the Worker's MAX_STEPS_PER_PLAN, so the Plan schema states the limit that applies. */
+export function openApiDocument(maxSteps: number) {
+  const plan = planSchema(maxSteps);
+  const planBody = { required: true, content: content(plan, "input") };
   const notFound = error("no such run (or not yours)");
   const conflict = error("not allowed in the run's current status");
-  return {
+  const tooLarge = error("body larger than its limit");
+  return withUnauthorized({
     openapi: "3.1.0",
     info: {
       title: "edgestep",
@@ -57,7 +87,7 @@ export function openApiDocument() {
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-      schemas: { Plan: json(planSchema(), "input"), Error: json(errorSchema) },
+      schemas: { Plan: json(plan, "input"), Error: json(errorSchema) },
     },
     security: [{ bearer: [] }],
     paths: {
@@ -80,6 +110,10 @@ export function openApiDocument() {
             200: { description: "an existing run for this Idempotency-Key", content: content(runCreatedSchema) },
             400: error("invalid plan"),
             413: error("plan too large"),
+            429: {
+              ...error("more runs created this minute than RUNS_PER_MINUTE allows"),
+              headers: { "Retry-After": { description: "seconds until the window resets", schema: { type: "integer" } } },
+            },
           },
         },
       },
@@ -90,7 +124,7 @@ export function openApiDocument() {
         get: {
           summary: "One step: status, result and attempt log",
           parameters: [runIdParam, { name: "stepId", in: "path", required: true, schema: { type: "string" } }],
-          responses: { 200: { description: "step", content: content(stepStatusSchema.extend(stepResultSchema.omit({ stepId: true }).shape)) }, 404: notFound },
+          responses: { 200: { description: "step", content: content(stepDetailSchema) }, 404: notFound },
         },
       },
       "/v1/runs/{runId}/results": {
@@ -115,7 +149,7 @@ export function openApiDocument() {
           summary: "Continue a paused run",
           parameters: [runIdParam],
           requestBody: { required: false, content: content(resumeBodySchema, "input") },
-          responses: { 200: { description: "resumed", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict },
+          responses: { 200: { description: "resumed", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict, 413: tooLarge },
         },
       },
       "/v1/runs/{runId}/approve": {
@@ -123,7 +157,7 @@ export function openApiDocument() {
           summary: "Answer the risk gate, or an approval step",
           parameters: [runIdParam],
           requestBody: { required: true, content: content(approveBodySchema, "input") },
-          responses: { 200: { description: "answered", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict },
+          responses: { 200: { description: "answered", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict, 413: tooLarge },
         },
       },
       "/v1/callbacks/{token}": {
@@ -133,10 +167,11 @@ export function openApiDocument() {
           parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" } }],
           requestBody: { required: true, content: content(callbackBodySchema, "input") },
           responses: {
-            200: { description: "applied" },
+            200: { description: "applied", content: content(z.strictObject({ ok: z.literal(true) })) },
             400: error("bad body"),
             404: error("unknown token"),
             409: error("token already used or expired"),
+            413: tooLarge,
           },
         },
       },
@@ -144,5 +179,5 @@ export function openApiDocument() {
         post: { summary: "Redrive a failed or partial run", parameters: [runIdParam], responses: { 200: { description: "redriven", content: content(controlResultSchema) }, 404: notFound, 409: conflict } },
       },
     },
-  };
+  });
 }

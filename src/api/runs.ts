@@ -27,22 +27,29 @@ runRoutes.post("/", async (c) => {
   const config = settings(c.env);
   const plan = await compileRequest(c, config);
   const owner = c.get("owner");
-  if (config.runsPerMinute > 0) {
-    const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
-    if (!quota.ok) {
-      throw new RateLimitedError(`more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`, quota.retryAfterSeconds);
-    }
-  }
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
     throw new InvalidPlanError([{ path: "Idempotency-Key", message: "must be 1 to 255 characters" }], "invalid_request");
   }
   const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
   const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
-  const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
   const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
-  c.header("Location", statusUrl);
-  return c.json({ runId, status: outcome.status, statusUrl }, outcome.created ? 202 : 200);
+  const answer = (status: string, code: 200 | 202) => {
+    c.header("Location", statusUrl);
+    return c.json({ runId, status, statusUrl }, code);
+  };
+  // Quota is taken last, for a run about to be created: neither an invalid request nor a
+  // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.
+  const existing = key === undefined ? null : await stub.existingStatus(owner);
+  if (existing !== null) return answer(existing, 200);
+  if (config.runsPerMinute > 0) {
+    const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
+    if (!quota.ok) {
+      throw new RateLimitedError(`more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`, quota.retryAfterSeconds);
+    }
+  }
+  const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
+  return answer(outcome.status, outcome.created ? 202 : 200);
 });
 
 runRoutes.get("/:runId", async (c) => {
@@ -91,7 +98,8 @@ runRoutes.post("/:runId/approve", async (c) => {
   const body = await readControlBody(c, approveBodySchema);
   const outcome = await stub.approve(c.get("owner"), body);
   if (outcome && !outcome.ok && "invalid" in outcome) {
-    throw new InvalidPlanError([{ path: "body", message: outcome.message }], "invalid_request");
+    const path = outcome.field === undefined ? "body" : `body.${outcome.field}`;
+    throw new InvalidPlanError([{ path, message: outcome.message }], "invalid_request");
   }
   return c.json(controlled(runId, outcome));
 });

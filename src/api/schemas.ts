@@ -1,8 +1,9 @@
 /**
- * zod schemas of the API's inputs and main outputs. Routes validate with them and the
+ * zod schemas of the API's inputs and outputs. Routes validate with them and the
  * OpenAPI document (src/api/openapi.ts) is generated from them, so the two cannot drift.
  */
 import { z } from "zod";
+import { modeSchema } from "../engine/plan-schema";
 
 export const resumeBodySchema = z.strictObject({
   iterations: z.int().min(1).max(1_000_000).optional().describe("more iterations (default: the plan's bound)"),
@@ -25,32 +26,42 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-export const errorSchema = z.object({
-  error: z.object({
+/*
+ * Response schemas. Strict (an undeclared field is an error) because a test parses real
+ * responses with them (test/openapi.test.ts): a field added to a view but not here fails it,
+ * so the OpenAPI document (additionalProperties: false) cannot fall behind the API.
+ */
+
+export const errorSchema = z.strictObject({
+  error: z.strictObject({
     code: z.string(),
     message: z.string(),
-    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
   }),
 });
 
-export const runCreatedSchema = z.object({
+export const runCreatedSchema = z.strictObject({
   runId: z.string().regex(/^run_[0-9a-f]{32}$/),
   status: z.string(),
   statusUrl: z.url(),
 });
 
-export const validateResultSchema = z.object({
+export const validateResultSchema = z.strictObject({
   valid: z.literal(true),
   order: z.array(z.string()).describe("step ids in a topological order"),
   levels: z.array(z.array(z.string())).describe("step ids by dependency depth"),
   criticalPath: z.array(z.string()).describe("step ids of the longest chain, by step count"),
 });
 
-export const controlResultSchema = z.object({ runId: z.string(), status: z.string() });
+export const controlResultSchema = z.strictObject({ runId: z.string(), status: z.string() });
 
-const stepErrorSchema = z.object({ category: z.string(), message: z.string(), status: z.int().optional() });
+const stepErrorSchema = z.strictObject({ category: z.string(), message: z.string(), status: z.int().optional() });
 
-export const stepStatusSchema = z.object({
+const itemCountsSchema = z
+  .strictObject({ total: z.int(), succeeded: z.int(), failed: z.int(), running: z.int() })
+  .describe("a forEach step's items");
+
+export const stepStatusSchema = z.strictObject({
   id: z.string(),
   index: z.int(),
   tool: z.string(),
@@ -62,16 +73,17 @@ export const stepStatusSchema = z.object({
   durationMs: z.int().nullable(),
   nextAttemptAt: z.string().optional(),
   waitingFor: z.enum(["approval", "callback", "timer"]).optional(),
+  items: itemCountsSchema.optional(),
   error: stepErrorSchema.optional(),
 });
 
-export const stepResultSchema = z.object({
+export const stepResultSchema = z.strictObject({
   stepId: z.string(),
   success: z.boolean(),
   tool: z.string(),
   data: z.unknown(),
   error: stepErrorSchema.optional(),
-  metadata: z.object({
+  metadata: z.strictObject({
     executionTime: z.int().nullable(),
     timestamp: z.string().nullable(),
     attempts: z.int(),
@@ -80,17 +92,62 @@ export const stepResultSchema = z.object({
   }),
 });
 
-export const runStatusSchema = z.object({
+const attemptSchema = z.strictObject({
+  item: z.int().optional().describe("the forEach item the attempt served"),
+  attempt: z.int(),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  category: z.string().optional(),
+  status: z.int().optional(),
+  message: z.string().optional(),
+});
+
+/** `GET /v1/runs/:runId/steps/:stepId`: the step's status entry, its result (without stepId) and attempt log. */
+export const stepDetailSchema = stepStatusSchema
+  .extend(stepResultSchema.omit({ stepId: true }).shape)
+  .extend({ attemptLog: z.array(attemptSchema) });
+
+const rollbackSchema = z.strictObject({
+  state: z.enum(["running", "completed", "failed"]),
+  steps: z.array(
+    z.strictObject({
+      stepId: z.string(),
+      tool: z.string(),
+      status: z.enum(["pending", "running", "retrying", "succeeded", "failed"]),
+      attempts: z.int(),
+      startedAt: z.string().nullable(),
+      endedAt: z.string().nullable(),
+      error: stepErrorSchema.optional(),
+    }),
+  ),
+});
+
+const webhookStatusSchema = z.strictObject({
+  url: z.string(),
+  state: z.enum(["pending", "delivered", "failed"]),
+  deliveries: z.array(
+    z.strictObject({
+      eventId: z.string(),
+      type: z.string(),
+      attempt: z.int(),
+      at: z.string(),
+      status: z.int().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+
+export const runStatusSchema = z.strictObject({
   runId: z.string(),
   name: z.string().nullable(),
   status: z.enum(["pending", "running", "waiting", "paused", "completed", "partial", "failed", "cancelled"]),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
-  mode: z.object({ type: z.enum(["continuous", "bounded"]) }).loose(),
+  mode: modeSchema,
   iterations: z.int(),
   iterationsRemaining: z.int(),
-  progress: z.object({
+  progress: z.strictObject({
     completedSteps: z.int(),
     totalSteps: z.int(),
     percentage: z.number(),
@@ -99,7 +156,7 @@ export const runStatusSchema = z.object({
     estimatedTimeRemainingMs: z.int(),
     runningSteps: z.int(),
   }),
-  summary: z.object({
+  summary: z.strictObject({
     totalSteps: z.int(),
     successfulSteps: z.int(),
     failedSteps: z.int(),
@@ -108,18 +165,15 @@ export const runStatusSchema = z.object({
   }),
   error: stepErrorSchema.optional(),
   steps: z.array(stepStatusSchema),
-  webhook: z
-    .object({
-      url: z.string(),
-      state: z.enum(["pending", "delivered", "failed"]),
-      deliveries: z.array(
-        z.object({ eventId: z.string(), type: z.string(), attempt: z.int(), at: z.string(), status: z.int().optional(), error: z.string().optional() }),
-      ),
-    })
-    .optional(),
+  pendingApproval: z
+    .array(z.strictObject({ gate: z.enum(["risk", "step"]), stepIds: z.array(z.string()) }))
+    .optional()
+    .describe("what waits for POST /approve: the risk gate, or approval steps"),
+  rollback: rollbackSchema.optional().describe("config.rollback: the compensations of a failed run"),
+  webhook: webhookStatusSchema.optional(),
 });
 
-export const eventSchema = z.object({
+export const eventSchema = z.strictObject({
   seq: z.int(),
   type: z.string(),
   at: z.string(),
@@ -128,7 +182,7 @@ export const eventSchema = z.object({
   data: z.unknown().optional(),
 });
 
-export const eventsPageSchema = z.object({
+export const eventsPageSchema = z.strictObject({
   events: z.array(eventSchema),
   next: z.int().nullable().describe("the `after` of the next page; null when there are no more events now"),
   dropped: z.int().describe("events dropped from the start of the log (MAX_EVENTS_PER_RUN)"),

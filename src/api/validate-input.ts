@@ -5,7 +5,9 @@ import { zodIssues } from "../engine/validate";
 import { InvalidPlanError } from "../errors";
 import { readJson } from "./body";
 
+/** A fixed limit, not MAX_PLAN_BYTES: these bodies are a few fields, never a plan. */
 const CONTROL_BODY_BYTES = 64 * 1024;
+const CONTROL_BODY_LIMIT = "the 64 KiB limit of control and callback bodies";
 
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, prefix: string): z.output<T> {
   const result = schema.safeParse(value);
@@ -17,7 +19,7 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, prefi
 /** A control route's optional JSON body: absent or empty means `{}`. */
 export async function readControlBody<T extends z.ZodType>(c: Context<any>, schema: T): Promise<z.output<T>> {
   const empty = c.req.header("content-length") === "0" || !c.req.raw.body;
-  const raw = empty ? {} : await readJson(c, CONTROL_BODY_BYTES, "request body").catch((err: unknown) => {
+  const raw = empty ? {} : await readJson(c, CONTROL_BODY_BYTES, "request body", undefined, CONTROL_BODY_LIMIT).catch((err: unknown) => {
     if (err instanceof InvalidPlanError && /empty/.test(err.message)) return {};
     throw err;
   });

@@ -1,0 +1,49 @@
+/**
+ * Control and callback bodies (SPEC 6): a field that does not apply is a 400 naming it, not
+ * silently ignored; a body past its limit is a 413 naming that limit.
+ */
+import { describe, expect, it } from "vitest";
+import { api, drive, unique } from "./helpers";
+import { byId, post, started } from "./flow-helpers";
+
+/** 64 KiB and one byte of valid JSON: past the control-body limit, far below MAX_PLAN_BYTES. */
+const oversized = JSON.stringify({ comment: "x".repeat(64 * 1024) });
+
+describe("POST /approve", () => {
+  it("rejects skipSteps when answering an approval step (400 naming body.skipSteps) and leaves the step waiting", async () => {
+    const runId = await started({
+      name: unique("approve-skip"),
+      steps: [
+        { id: "gate", tool: "approval" },
+        { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["gate"] },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("waiting");
+    const { res, body } = await post(`/v1/runs/${runId}/approve`, { approved: true, stepId: "gate", skipSteps: ["after"] });
+    expect(res.status).toBe(400);
+    expect(body.error.issues).toEqual([{ path: "body.skipSteps", message: expect.stringMatching(/risk gate/) }]);
+    const s = await drive(runId);
+    expect(byId(s).gate!.status).toBe("waiting");
+    expect(byId(s).after!.status).toBe("pending");
+  });
+});
+
+describe("body limits", () => {
+  it("a control body past its limit is a 413 naming the control-body limit, not MAX_PLAN_BYTES", async () => {
+    const runId = await started({ name: unique("big-body"), steps: [{ id: "gate", tool: "approval" }] });
+    const res = await api(`/v1/runs/${runId}/approve`, { method: "POST", body: oversized });
+    expect(res.status).toBe(413);
+    const { message } = ((await res.json()) as any).error;
+    expect(message).toMatch(/64 KiB limit of control and callback bodies/);
+    expect(message).not.toMatch(/MAX_PLAN_BYTES/);
+  });
+
+  it("a callback body past its limit is a 413 naming the control-body limit, not MAX_PLAN_BYTES", async () => {
+    const token = `cb_${"0".repeat(32)}_${"0".repeat(64)}`;
+    const res = await api(`/v1/callbacks/${token}`, { method: "POST", body: oversized });
+    expect(res.status).toBe(413);
+    const { message } = ((await res.json()) as any).error;
+    expect(message).toMatch(/64 KiB limit of control and callback bodies/);
+    expect(message).not.toMatch(/MAX_PLAN_BYTES/);
+  });
+});
