@@ -5,24 +5,23 @@
  */
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunStatus, StepError } from "../src/engine/records";
-import type { ErrorCategory } from "../src/engine/retry";
 import {
   beginIteration,
   cancelRun,
   createScheduler,
   decide,
-  failureOutcome,
   settle,
   type Action,
   type Scheduler,
 } from "../src/engine/scheduler";
 import type { StepResult } from "../src/engine/status";
 import { TemplateUnresolvedError, isTruthy, resolveTemplates, type TemplateContext } from "../src/engine/templates";
-import type { Suspension, ToolResult } from "../src/tools/tool";
-import { commitAnswer, commitSuccess, type Answer } from "./answers";
+import type { ToolResult } from "../src/tools/tool";
+import { commitAnswer, type Answer } from "./answers";
 import type { CallbackStore } from "./callback-store";
-import { FanOutRunner } from "./fan-out-runner";
+import { FanOuts } from "./fan-outs";
 import { invoke, type InvokeDeps } from "./invoke";
+import { AttemptOutcomes } from "./outcomes";
 import type { Sql } from "./sql";
 import type { RunStore } from "./store";
 import { templateContext } from "./template-context";
@@ -52,7 +51,8 @@ export class Iteration {
   private readonly controllers = new Map<number, AbortController>();
   /** Results that arrived and wait to be committed together (one write transaction). */
   private completed: { i: number; attempt: number; startedAt: number; result: ToolResult }[] = [];
-  private readonly fanOuts = new Map<number, FanOutRunner>();
+  private readonly fanOuts: FanOuts;
+  private outcomes!: AttemptOutcomes;
   private readonly wake = new Wakeup();
   private readonly rand: () => number;
   private leaseUntil = 0;
@@ -62,6 +62,14 @@ export class Iteration {
     const run = deps.store.run()!;
     this.invokeDeps = { ...deps, runId: run.id, baseUrl: run.baseUrl };
     this.rand = deps.rand ?? Math.random;
+    this.fanOuts = new FanOuts({
+      ...this.invokeDeps,
+      db: deps.db,
+      store: deps.store,
+      rand: this.rand,
+      notify: () => this.wake.notify(),
+      halted: () => this.s.halted,
+    });
   }
 
   /** Runs the iteration; resolves to `now` when more work is ready at once, else null (rows decide). */
@@ -72,6 +80,7 @@ export class Iteration {
     this.attempts = rows.map((r) => r.attempts);
     this.retryBase = rows.map((r) => r.retryBase);
     this.s = createScheduler(this.plan, rows);
+    this.outcomes = new AttemptOutcomes({ ...this.deps, plan: this.plan, scheduler: this.s, retryBase: this.retryBase, rand: this.rand });
     const mode = this.plan.config.mode;
     beginIteration(this.s, now, mode.type === "bounded");
     const hasWork = this.s.interrupted.length > 0 || this.s.readyHead < this.s.ready.length || this.s.outbox.length > 0;
@@ -94,8 +103,12 @@ export class Iteration {
     for (;;) {
       const { actions, next } = decide(this.s, Date.now());
       for (const action of actions) this.apply(action);
-      const fan = this.pumpFanOuts(Date.now());
-      if (fan.changed) continue;
+      const fan = this.fanOuts.pump(this.plan.steps, Date.now());
+      for (const end of fan.ends) {
+        if (end.type === "settled") settle(this.s, end.step, end.outcome);
+        else this.outcomes.succeed(end.step, null, end.data, null, end.startedAt);
+      }
+      if (fan.ends.length > 0) continue;
       if (next.type === "await") {
         const t = Date.now();
         await this.renewLease(t);
@@ -115,7 +128,7 @@ export class Iteration {
   cancel(): void {
     cancelRun(this.s);
     for (const c of this.controllers.values()) c.abort();
-    for (const f of this.fanOuts.values()) f.cancel();
+    this.fanOuts.cancel();
     this.wake.notify();
   }
 
@@ -173,23 +186,12 @@ export class Iteration {
         store.stepEnded(step.index, step.id, "cancelled", null, now);
         return;
       case "resume":
-        this.timerDue(action.step, now);
+        this.outcomes.timerDue(action.step, this.attempts[action.step]!, now);
         this.wake.notify();
         return;
       default:
         action satisfies never;
     }
-  }
-
-  /** A waiting step's time came: a `wait` is over, a `callback` timed out. */
-  private timerDue(i: number, now: number): void {
-    const row = this.deps.store.step(i)!;
-    const attempt = this.attempts[i]!;
-    if (row.waitingFor === "callback") {
-      this.deps.callbacks.expire(i);
-      const step = this.plan.steps[i]!;
-      this.recordFailure(i, attempt, { category: "timeout", message: `no callback within ${step.timeoutMs} ms` }, now);
-    } else this.succeed(i, attempt, { resumedAt: new Date(now).toISOString() }, null, row.startedAt ?? now);
   }
 
   /** A step found `running` at load: its attempt (or its items' attempts) was interrupted. */
@@ -198,10 +200,10 @@ export class Iteration {
       this.startFanOut(i, now);
       return;
     }
-    if (this.applyEarlyAnswer(i, this.attempts[i]!, this.deps.store.step(i)!.startedAt ?? now, now)) return;
+    if (this.outcomes.applyEarlyAnswer(i, this.attempts[i]!, this.deps.store.step(i)!.startedAt ?? now, now)) return;
     this.deps.callbacks.expire(i);
     const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
-    this.recordFailure(i, this.attempts[i]!, error, now);
+    this.outcomes.fail(i, this.attempts[i]!, error, now);
   }
 
   private context(i: number): TemplateContext {
@@ -232,7 +234,7 @@ export class Iteration {
     this.deps.store.startAttempt(i, step.id, attempt, now);
     const invocation = invoke(this.invokeDeps, step, attempt, this.context(i), now);
     if (invocation.type === "failed") {
-      this.complete(i, attempt, now, invocation.result);
+      this.outcomes.complete(i, attempt, now, invocation.result);
       // Settled without a promise: the loop must look again rather than wait for a completion.
       this.wake.notify();
       return;
@@ -248,149 +250,16 @@ export class Iteration {
   private commitCompleted(): void {
     const batch = this.completed;
     this.completed = [];
-    for (const c of batch) this.complete(c.i, c.attempt, c.startedAt, c.result);
+    for (const c of batch) this.outcomes.complete(c.i, c.attempt, c.startedAt, c.result);
   }
 
   private startFanOut(i: number, now: number): void {
-    const step = this.plan.steps[i]!;
     if (this.s.status[i] !== "running") return;
-    const runner = new FanOutRunner(
-      { ...this.invokeDeps, db: this.deps.db, store: this.deps.store, rand: this.rand, notify: () => this.wake.notify(), halted: () => this.s.halted },
-      step,
-      this.context(i),
-    );
-    const row = this.deps.store.step(i)!;
-    if (row.startedAt === null) this.deps.store.fanOutStarted(i, step.id, now);
-    else if (row.status !== "running") this.deps.store.fanOutResumed(i); // a round of item retries
-    const error = runner.begin(now);
-    if (error) {
-      this.deps.store.stepFailed(i, step.id, null, error, now);
-      settle(this.s, i, { type: "failed" });
+    const failed = this.fanOuts.start(this.plan.steps[i]!, this.context(i), now);
+    if (failed) {
+      settle(this.s, i, failed);
       this.wake.notify();
-      return;
     }
-    this.fanOuts.set(i, runner);
-  }
-
-  /** Pumps every live fan-out; settles the steps whose items are all done. */
-  private pumpFanOuts(now: number): { changed: boolean; wakeAt: number | null } {
-    const { store } = this.deps;
-    let changed = false;
-    let wakeAt: number | null = null;
-    for (const [i, runner] of this.fanOuts) {
-      const step = this.plan.steps[i]!;
-      const next = runner.pump(now);
-      if (next.type === "await") {
-        wakeAt = minOf(wakeAt, next.wakeAt);
-        continue;
-      }
-      this.fanOuts.delete(i);
-      changed = true;
-      store.setAttempts(i, runner.totalAttempts());
-      if (next.type === "halted") {
-        runner.cancelRemaining();
-        store.stepEnded(i, step.id, "cancelled", null, now);
-        settle(this.s, i, { type: "cancelled" });
-      } else if (next.type === "retry") {
-        const error = runner.firstError() ?? { category: "server_error", message: "items are retrying" };
-        store.stepRetrying(i, step.id, runner.totalAttempts(), error, next.at, now);
-        settle(this.s, i, { type: "retry", at: next.at });
-      } else if (next.failed > 0) {
-        const first = runner.firstError();
-        const error: StepError = { category: first?.category ?? "invalid_data", message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}` };
-        store.stepFailed(i, step.id, null, error, now);
-        settle(this.s, i, { type: "failed" });
-      } else {
-        // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
-        const tooLarge = runner.outputTooLarge(this.deps.maxOutputBytes);
-        if (tooLarge) {
-          store.stepFailed(i, step.id, null, tooLarge, now);
-          settle(this.s, i, { type: "failed" });
-        } else this.succeed(i, null, runner.data(), null, store.step(i)!.startedAt ?? now);
-      }
-    }
-    return { changed, wakeAt };
-  }
-
-  private complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
-    const now = Date.now();
-    if ("suspend" in result) this.suspend(i, attempt, result.suspend, startedAt, now);
-    else if (result.ok) this.succeed(i, attempt, result.data, result.status ?? null, startedAt);
-    else if (result.category !== "cancelled" && this.applyEarlyAnswer(i, attempt, startedAt, now)) return;
-    else {
-      const { category, message, status, retryAfterMs } = result;
-      this.recordFailure(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
-    }
-  }
-
-  /**
-   * A callback answered before its outbound POST returned, even when that POST then failed
-   * (timed out, lost its connection, the run restarted): the job got the token, so its answer
-   * decides the step. True when an answer was applied.
-   */
-  private applyEarlyAnswer(i: number, attempt: number, startedAt: number, now: number): boolean {
-    const step = this.plan.steps[i]!;
-    if (step.tool !== "callback") return false;
-    const row = this.deps.callbacks.ofAttempt(i, attempt);
-    if (row?.state !== "answered") return false;
-    const answer = { type: "callback" as const, token: row.token, answer: JSON.parse(row.result!) };
-    settle(this.s, i, { type: commitAnswer(this.deps, step, attempt, startedAt, answer, now) });
-    return true;
-  }
-
-  /** The attempt waits durably: its row records what for and until when; the alarm follows. */
-  private suspend(i: number, attempt: number, suspension: Suspension, startedAt: number, now: number): void {
-    const { store } = this.deps;
-    const step = this.plan.steps[i]!;
-    switch (suspension.waitingFor) {
-      case "timer":
-        store.stepWaiting(i, step.id, attempt, "timer", suspension.until, now);
-        settle(this.s, i, { type: "wait", at: suspension.until });
-        return;
-      case "approval":
-        store.stepWaiting(i, step.id, attempt, "approval", null, now);
-        store.event("approval_requested", now, step.id, attempt);
-        settle(this.s, i, { type: "wait", at: null });
-        return;
-      case "callback": {
-        if (this.applyEarlyAnswer(i, attempt, startedAt, now)) return;
-        store.stepWaiting(i, step.id, attempt, "callback", suspension.until, now);
-        settle(this.s, i, { type: "wait", at: suspension.until });
-        return;
-      }
-      default:
-        suspension satisfies never;
-    }
-  }
-
-  private succeed(i: number, attempt: number | null, output: unknown, httpStatus: number | null, startedAt: number): void {
-    const step = this.plan.steps[i]!;
-    const now = Date.now();
-    const error = commitSuccess(this.deps.store, step, attempt ?? 0, output, httpStatus, startedAt, now, this.deps.maxOutputBytes);
-    if (error === null) settle(this.s, i, { type: "succeeded" });
-    else if (attempt === null) {
-      this.deps.store.stepFailed(i, step.id, null, error, now);
-      settle(this.s, i, { type: "failed" });
-    } else this.recordFailure(i, attempt, error, now);
-  }
-
-  /** Commits a failed attempt, then the step's fate: a scheduled retry, a failure or a cancellation. */
-  private recordFailure(i: number, attempt: number, error: StepError, now: number, retryAfterMs?: number): void {
-    const { store } = this.deps;
-    const step = this.plan.steps[i]!;
-    // A failed attempt's callback token can no longer complete the step: later answers get a 409.
-    if (step.tool === "callback") this.deps.callbacks.expire(i);
-    store.endAttempt(i, attempt, now, error);
-    if (error.category === "cancelled" || this.s.cancelled) {
-      store.stepEnded(i, step.id, "cancelled", null, now);
-      settle(this.s, i, { type: "cancelled" });
-      return;
-    }
-    const counted = attempt - this.retryBase[i]!;
-    const outcome = failureOutcome(this.s, step.retry, counted, error.category as ErrorCategory, now, this.rand, retryAfterMs);
-    if (outcome.type === "retry") store.stepRetrying(i, step.id, attempt, error, outcome.at, now);
-    else store.stepFailed(i, step.id, attempt, error, now);
-    settle(this.s, i, outcome);
   }
 
   private async renewLease(now: number): Promise<void> {
