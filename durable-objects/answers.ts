@@ -32,21 +32,49 @@ export function commitSuccess(
   const data = JSON.stringify(output ?? null);
   const bytes = new TextEncoder().encode(data).byteLength;
   if (bytes > maxOutputBytes) {
-    return { category: "output_too_large", message: `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})` };
+    return {
+      category: "output_too_large",
+      message: `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
+    };
   }
   store.stepSucceeded(step.index, step.id, attempt, data, httpStatus, now - startedAt, now);
   return null;
 }
 
 /** Applies an answer to a waiting step. Returns the step's fate (answers are never retried). */
-export function commitAnswer(deps: AnswerDeps, step: CompiledStep, attempt: number, startedAt: number, answer: Answer, now: number): "succeeded" | "failed" {
+export function commitAnswer(
+  deps: AnswerDeps,
+  step: CompiledStep,
+  attempt: number,
+  startedAt: number,
+  answer: Answer,
+  now: number,
+): "succeeded" | "failed" {
   const { store } = deps;
   let error: StepError | null;
   if (answer.type === "approval") {
-    store.event(answer.approved ? "approval_granted" : "approval_denied", now, step.id, attempt, answer.comment ? { comment: answer.comment } : undefined);
+    store.event(
+      answer.approved ? "approval_granted" : "approval_denied",
+      now,
+      step.id,
+      attempt,
+      answer.comment ? { comment: answer.comment } : undefined,
+    );
     error = answer.approved
-      ? commitSuccess(store, step, attempt, { approved: true, comment: answer.comment ?? null }, null, startedAt, now, deps.maxOutputBytes)
-      : { category: "approval_denied", message: answer.comment ? `approval denied: ${answer.comment}` : "approval denied" };
+      ? commitSuccess(
+          store,
+          step,
+          attempt,
+          { approved: true, comment: answer.comment ?? null },
+          null,
+          startedAt,
+          now,
+          deps.maxOutputBytes,
+        )
+      : {
+          category: "approval_denied",
+          message: answer.comment ? `approval denied: ${answer.comment}` : "approval denied",
+        };
   } else {
     deps.callbacks.use(answer.token);
     const a = answer.answer;

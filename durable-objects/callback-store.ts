@@ -16,7 +16,9 @@ export interface CallbackRow {
 
 /** `cb_<run id hex>_<256 random bits>`: the Worker finds the run from the token, nobody can guess one. */
 export function newCallbackToken(runId: string): string {
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) =>
+    b.toString(16).padStart(2, "0"),
+  ).join("");
   return `cb_${runId.replace(/^run_/, "")}_${random}`;
 }
 
@@ -34,7 +36,8 @@ export class CallbackStore {
   }
 
   get(token: string): CallbackRow | undefined {
-    return this.db.one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
+    return this.db
+      .one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
       WHERE token = ${token}`;
   }
 
@@ -42,7 +45,8 @@ export class CallbackStore {
   answer(token: string, answer: CallbackAnswer): boolean {
     const row = this.get(token);
     if (!row || row.state !== "open") return false;
-    this.db.run`UPDATE callbacks SET state = 'answered', result = ${JSON.stringify(answer)} WHERE token = ${token}`;
+    this.db
+      .run`UPDATE callbacks SET state = 'answered', result = ${JSON.stringify(answer)} WHERE token = ${token}`;
     return true;
   }
 
@@ -53,12 +57,14 @@ export class CallbackStore {
 
   /** Closes every open token of a step (timeout, cancel): later answers get a 409. */
   expire(stepIndex: number): void {
-    this.db.run`UPDATE callbacks SET state = 'expired' WHERE step_idx = ${stepIndex} AND state IN ('open', 'answered')`;
+    this.db
+      .run`UPDATE callbacks SET state = 'expired' WHERE step_idx = ${stepIndex} AND state IN ('open', 'answered')`;
   }
 
   /** The open or answered token of a step's attempt, if any. */
   ofAttempt(stepIndex: number, attempt: number): CallbackRow | undefined {
-    return this.db.one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
+    return this.db
+      .one<CallbackRow>`SELECT token, step_idx AS stepIndex, attempt, state, result FROM callbacks
       WHERE step_idx = ${stepIndex} AND attempt = ${attempt} AND state IN ('open', 'answered')`;
   }
 }

@@ -16,7 +16,11 @@ import {
 import type { CompiledStep } from "../src/engine/plan";
 import type { StepError } from "../src/engine/records";
 import { nextAttemptAt, type ErrorCategory } from "../src/engine/retry";
-import { TemplateUnresolvedError, resolveTemplates, type TemplateContext } from "../src/engine/templates";
+import {
+  TemplateUnresolvedError,
+  resolveTemplates,
+  type TemplateContext,
+} from "../src/engine/templates";
 import { invoke, type InvokeDeps } from "./invoke";
 import type { Sql } from "./sql";
 import type { RunStore } from "./store";
@@ -59,29 +63,46 @@ export class FanOutRunner {
       try {
         list = resolveTemplates(this.step.forEach, this.context);
       } catch (err) {
-        const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
+        const category =
+          err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
         return { category, message: (err as Error).message };
       }
       if (!Array.isArray(list)) {
-        return { category: "invalid_data", message: `forEach resolved to ${typeof list}, not an array` };
+        return {
+          category: "invalid_data",
+          message: `forEach resolved to ${typeof list}, not an array`,
+        };
       }
       list.forEach((item, k) => {
         db.run`INSERT INTO items (step_idx, item_index, item, status) VALUES (${i}, ${k}, ${JSON.stringify(item ?? null)}, 'pending')`;
       });
-      rows = list.map(() => ({ status: "pending", nextAttemptAt: null, attempts: 0, retryBase: 0 }));
+      rows = list.map(() => ({
+        status: "pending",
+        nextAttemptAt: null,
+        attempts: 0,
+        retryBase: 0,
+      }));
     }
     this.attempts = rows.map((r) => r.attempts);
     this.retryBase = rows.map((r) => r.retryBase);
-    this.f = createFanOut(rows, this.step.maxConcurrency ?? this.deps.store.plan().config.maxParallel);
+    this.f = createFanOut(
+      rows,
+      this.step.maxConcurrency ?? this.deps.store.plan().config.maxParallel,
+    );
     for (const k of this.f.interrupted) {
-      this.fail(k, { category: "interrupted", message: "the run restarted while this item was in flight" }, now);
+      this.fail(
+        k,
+        { category: "interrupted", message: "the run restarted while this item was in flight" },
+        now,
+      );
     }
     return null;
   }
 
   /** Starts what may start; says what the step does next. Once the run halts, nothing new starts. */
   pump(now: number): FanOutNext | { type: "halted" } {
-    if (this.deps.halted()) return this.f.running > 0 ? { type: "await", wakeAt: null } : { type: "halted" };
+    if (this.deps.halted())
+      return this.f.running > 0 ? { type: "await", wakeAt: null } : { type: "halted" };
     const { start, next } = decideItems(this.f, now);
     for (const k of start) this.startItem(k, now);
     return next;
@@ -104,19 +125,26 @@ export class FanOutRunner {
     const n = row?.n ?? 0;
     const bytes = (row?.bytes ?? 0) + Math.max(n - 1, 0) + 2;
     if (bytes <= max) return null;
-    return { category: "output_too_large", message: `the ${n} items' outputs total ${bytes} bytes, more than MAX_OUTPUT_BYTES (${max})` };
+    return {
+      category: "output_too_large",
+      message: `the ${n} items' outputs total ${bytes} bytes, more than MAX_OUTPUT_BYTES (${max})`,
+    };
   }
 
   /** Item data in order, for the step's result. Call it only once `outputTooLarge` says null. */
   data(): unknown[] {
-    return this.deps.db
-      .all<{ data: string | null }>`SELECT data FROM items WHERE step_idx = ${this.step.index} ORDER BY item_index`
-      .map((r) => (r.data === null ? null : (JSON.parse(r.data) as unknown)));
+    return this.deps.db.all<{
+      data: string | null;
+    }>`SELECT data FROM items WHERE step_idx = ${this.step.index} ORDER BY item_index`.map((r) =>
+      r.data === null ? null : (JSON.parse(r.data) as unknown),
+    );
   }
 
   /** The first failed item's error, for the step's. */
   firstError(): StepError | undefined {
-    const row = this.deps.db.one<{ error: string }>`SELECT error FROM items WHERE step_idx = ${this.step.index}
+    const row = this.deps.db.one<{
+      error: string;
+    }>`SELECT error FROM items WHERE step_idx = ${this.step.index}
       AND status IN ('failed', 'cancelled') ORDER BY item_index LIMIT 1`;
     return row ? (JSON.parse(row.error) as StepError) : undefined;
   }
@@ -137,8 +165,18 @@ export class FanOutRunner {
       WHERE step_idx = ${i} AND item_index = ${k}`;
     db.run`INSERT INTO attempts (step_idx, item_index, attempt, started_at) VALUES (${i}, ${k}, ${attempt}, ${now})`;
     db.run`UPDATE steps SET attempts = attempts + 1 WHERE idx = ${i}`; // the status counts item attempts live
-    const item = JSON.parse(db.one<{ item: string }>`SELECT item FROM items WHERE step_idx = ${i} AND item_index = ${k}`!.item) as unknown;
-    const invocation = invoke(this.deps, this.step, attempt, { ...this.context, item, index: k }, now, k);
+    const item = JSON.parse(
+      db.one<{ item: string }>`SELECT item FROM items WHERE step_idx = ${i} AND item_index = ${k}`!
+        .item,
+    ) as unknown;
+    const invocation = invoke(
+      this.deps,
+      this.step,
+      attempt,
+      { ...this.context, item, index: k },
+      now,
+      k,
+    );
     if (invocation.type === "failed") {
       const r = invocation.result;
       if ("ok" in r && !r.ok) this.fail(k, { category: r.category, message: r.message }, now);
@@ -149,24 +187,43 @@ export class FanOutRunner {
     void invocation.result.then((result) => {
       this.controllers.delete(k);
       const t = Date.now();
-      if ("suspend" in result) this.fail(k, { category: "invalid_data", message: "this tool cannot run per item" }, t);
+      if ("suspend" in result)
+        this.fail(k, { category: "invalid_data", message: "this tool cannot run per item" }, t);
       else if (result.ok) this.succeed(k, attempt, result.data, result.status ?? null, t);
       else {
         const { category, message, status, retryAfterMs } = result;
-        this.fail(k, { category, message, ...(status !== undefined && { status }) }, t, retryAfterMs);
+        this.fail(
+          k,
+          { category, message, ...(status !== undefined && { status }) },
+          t,
+          retryAfterMs,
+        );
       }
       this.deps.notify();
     });
   }
 
   /** Commits an item's output, bounded like a step's: a larger one fails the item as `output_too_large`. */
-  private succeed(k: number, attempt: number, data: unknown, status: number | null, now: number): void {
+  private succeed(
+    k: number,
+    attempt: number,
+    data: unknown,
+    status: number | null,
+    now: number,
+  ): void {
     const { db, maxOutputBytes } = this.deps;
     const i = this.step.index;
     const json = JSON.stringify(data ?? null);
     const bytes = new TextEncoder().encode(json).byteLength;
     if (bytes > maxOutputBytes) {
-      this.fail(k, { category: "output_too_large", message: `item output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})` }, now);
+      this.fail(
+        k,
+        {
+          category: "output_too_large",
+          message: `item output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
+        },
+        now,
+      );
       return;
     }
     db.run`UPDATE items SET status = 'succeeded', data = ${json} WHERE step_idx = ${i} AND item_index = ${k}`;
@@ -182,7 +239,17 @@ export class FanOutRunner {
     db.run`UPDATE attempts SET ended_at = ${now}, category = ${error.category}, http_status = ${error.status ?? null},
       message = ${error.message} WHERE step_idx = ${i} AND item_index = ${k} AND attempt = ${attempt}`;
     const cancelled = error.category === "cancelled";
-    const at = cancelled || this.deps.halted() ? null : nextAttemptAt(this.step.retry, attempt - this.retryBase[k]!, error.category as ErrorCategory, now, this.deps.rand, retryAfterMs);
+    const at =
+      cancelled || this.deps.halted()
+        ? null
+        : nextAttemptAt(
+            this.step.retry,
+            attempt - this.retryBase[k]!,
+            error.category as ErrorCategory,
+            now,
+            this.deps.rand,
+            retryAfterMs,
+          );
     if (at !== null) {
       db.run`UPDATE items SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)}
         WHERE step_idx = ${i} AND item_index = ${k}`;

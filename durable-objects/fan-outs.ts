@@ -44,7 +44,8 @@ export class FanOuts {
     for (const [i, runner] of this.runners) {
       const next = runner.pump(now);
       if (next.type === "await") {
-        if (next.wakeAt !== null) wakeAt = wakeAt === null ? next.wakeAt : Math.min(wakeAt, next.wakeAt);
+        if (next.wakeAt !== null)
+          wakeAt = wakeAt === null ? next.wakeAt : Math.min(wakeAt, next.wakeAt);
         continue;
       }
       this.runners.delete(i);
@@ -57,7 +58,12 @@ export class FanOuts {
     for (const runner of this.runners.values()) runner.cancel();
   }
 
-  private end(step: CompiledStep, runner: FanOutRunner, next: Exclude<ReturnType<FanOutRunner["pump"]>, { type: "await" }>, now: number): FanOutEnd {
+  private end(
+    step: CompiledStep,
+    runner: FanOutRunner,
+    next: Exclude<ReturnType<FanOutRunner["pump"]>, { type: "await" }>,
+    now: number,
+  ): FanOutEnd {
     const { store } = this.deps;
     const i = step.index;
     const settled = (outcome: Outcome): FanOutEnd => ({ type: "settled", step: i, outcome });
@@ -68,13 +74,19 @@ export class FanOuts {
       return settled({ type: "cancelled" });
     }
     if (next.type === "retry") {
-      const error = runner.firstError() ?? { category: "server_error", message: "items are retrying" };
+      const error = runner.firstError() ?? {
+        category: "server_error",
+        message: "items are retrying",
+      };
       store.stepRetrying(i, step.id, runner.totalAttempts(), error, next.at, now);
       return settled({ type: "retry", at: next.at });
     }
     if (next.failed > 0) {
       const first = runner.firstError();
-      const error: StepError = { category: first?.category ?? "invalid_data", message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}` };
+      const error: StepError = {
+        category: first?.category ?? "invalid_data",
+        message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}`,
+      };
       store.stepFailed(i, step.id, null, error, now);
       return settled({ type: "failed" });
     }
@@ -84,6 +96,11 @@ export class FanOuts {
       store.stepFailed(i, step.id, null, tooLarge, now);
       return settled({ type: "failed" });
     }
-    return { type: "succeeded", step: i, data: runner.data(), startedAt: store.step(i)!.startedAt ?? now };
+    return {
+      type: "succeeded",
+      step: i,
+      data: runner.data(),
+      startedAt: store.step(i)!.startedAt ?? now,
+    };
   }
 }

@@ -4,7 +4,11 @@
  * and an abort handle. The caller has already recorded the attempt as started.
  */
 import type { CompiledStep } from "../src/engine/plan";
-import { TemplateUnresolvedError, resolveTemplates, type TemplateContext } from "../src/engine/templates";
+import {
+  TemplateUnresolvedError,
+  resolveTemplates,
+  type TemplateContext,
+} from "../src/engine/templates";
 import type { ToolSet } from "../src/tools";
 import type { ToolCall, ToolResult } from "../src/tools/tool";
 import { newCallbackToken, type CallbackStore } from "./callback-store";
@@ -33,12 +37,20 @@ export function invoke(
   try {
     params = resolveTemplates(step.params, context) as Record<string, unknown>;
   } catch (err) {
-    const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
+    const category =
+      err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
     return { type: "failed", result: { ok: false, category, message: (err as Error).message } };
   }
   const tool = deps.tools.get(step.tool);
   if (!tool) {
-    return { type: "failed", result: { ok: false, category: "tool_not_found", message: `tool "${step.tool}" is not configured` } };
+    return {
+      type: "failed",
+      result: {
+        ok: false,
+        category: "tool_not_found",
+        message: `tool "${step.tool}" is not configured`,
+      },
+    };
   }
   const controller = new AbortController();
   const suffix = itemIndex === undefined ? "" : `:${itemIndex}`;
@@ -58,8 +70,10 @@ export function invoke(
     deps.callbacks.open(token, step.index, attempt, now);
     call.callback = { token, url: `${deps.baseUrl ?? "http://localhost"}/v1/callbacks/${token}` };
   }
-  const result = tool
-    .invoke(params, call)
-    .catch((err: unknown): ToolResult => ({ ok: false, category: "network", message: String(err) }));
+  const result = tool.invoke(params, call).catch((err: unknown): ToolResult => ({
+    ok: false,
+    category: "network",
+    message: String(err),
+  }));
   return { type: "started", controller, result };
 }

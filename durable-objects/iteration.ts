@@ -15,7 +15,12 @@ import {
   type Scheduler,
 } from "../src/engine/scheduler";
 import type { StepResult } from "../src/engine/status";
-import { TemplateUnresolvedError, isTruthy, resolveTemplates, type TemplateContext } from "../src/engine/templates";
+import {
+  TemplateUnresolvedError,
+  isTruthy,
+  resolveTemplates,
+  type TemplateContext,
+} from "../src/engine/templates";
 import type { ToolResult } from "../src/tools/tool";
 import { commitAnswer, type Answer } from "./answers";
 import type { CallbackStore } from "./callback-store";
@@ -80,10 +85,19 @@ export class Iteration {
     this.attempts = rows.map((r) => r.attempts);
     this.retryBase = rows.map((r) => r.retryBase);
     this.s = createScheduler(this.plan, rows);
-    this.outcomes = new AttemptOutcomes({ ...this.deps, plan: this.plan, scheduler: this.s, retryBase: this.retryBase, rand: this.rand });
+    this.outcomes = new AttemptOutcomes({
+      ...this.deps,
+      plan: this.plan,
+      scheduler: this.s,
+      retryBase: this.retryBase,
+      rand: this.rand,
+    });
     const mode = this.plan.config.mode;
     beginIteration(this.s, now, mode.type === "bounded");
-    const hasWork = this.s.interrupted.length > 0 || this.s.readyHead < this.s.ready.length || this.s.outbox.length > 0;
+    const hasWork =
+      this.s.interrupted.length > 0 ||
+      this.s.readyHead < this.s.ready.length ||
+      this.s.outbox.length > 0;
     const run = store.run()!;
     if (!hasWork && this.s.finished < rows.length) {
       // Woken with nothing due (early, or after an answer that released nothing): the run may
@@ -93,7 +107,10 @@ export class Iteration {
     }
 
     // A redrive grants a fresh allowance: iteration_budget then holds the new ceiling.
-    if (mode.type === "continuous" && run.iterations >= (run.iterationBudget ?? mode.maxIterations)) {
+    if (
+      mode.type === "continuous" &&
+      run.iterations >= (run.iterationBudget ?? mode.maxIterations)
+    ) {
       this.failIterationLimit(now, mode.maxIterations);
       return null;
     }
@@ -115,12 +132,17 @@ export class Iteration {
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - t);
         // Results that arrive together are committed together: one storage transaction, not one each.
-        if (this.completed.length > 0 && this.controllers.size > 0) await new Promise((r) => setTimeout(r, 0));
+        if (this.completed.length > 0 && this.controllers.size > 0)
+          await new Promise((r) => setTimeout(r, 0));
         this.commitCompleted();
         continue;
       }
       if (actions.length > 0) continue; // skips and cancels may have released more work
-      return this.end(next.type === "finish" ? next.status : null, next.type === "sleep" ? next.until : null, run.status);
+      return this.end(
+        next.type === "finish" ? next.status : null,
+        next.type === "sleep" ? next.until : null,
+        run.status,
+      );
     }
   }
 
@@ -137,12 +159,23 @@ export class Iteration {
     if (this.s.status[i] !== "waiting") return;
     const attempt = this.attempts[i]!;
     const startedAt = this.deps.store.step(i)!.startedAt ?? Date.now();
-    const fate = commitAnswer(this.deps, this.plan.steps[i]!, attempt, startedAt, answer, Date.now());
+    const fate = commitAnswer(
+      this.deps,
+      this.plan.steps[i]!,
+      attempt,
+      startedAt,
+      answer,
+      Date.now(),
+    );
     settle(this.s, i, { type: fate });
     this.wake.notify();
   }
 
-  private end(status: RunStatus | null, sleepUntil: number | null, before: RunStatus): number | null {
+  private end(
+    status: RunStatus | null,
+    sleepUntil: number | null,
+    before: RunStatus,
+  ): number | null {
     const { store } = this.deps;
     const end = Date.now();
     store.event("iteration_finished", end);
@@ -152,7 +185,11 @@ export class Iteration {
       return null;
     }
     const run = store.run()!;
-    if (this.plan.config.mode.type === "bounded" && run.iterationBudget !== null && run.iterations >= run.iterationBudget) {
+    if (
+      this.plan.config.mode.type === "bounded" &&
+      run.iterationBudget !== null &&
+      run.iterations >= run.iterationBudget
+    ) {
       store.setRunStatus("paused");
       this.deps.runStatusChanged("paused", end);
       return null;
@@ -200,14 +237,31 @@ export class Iteration {
       this.startFanOut(i, now);
       return;
     }
-    if (this.outcomes.applyEarlyAnswer(i, this.attempts[i]!, this.deps.store.step(i)!.startedAt ?? now, now)) return;
+    if (
+      this.outcomes.applyEarlyAnswer(
+        i,
+        this.attempts[i]!,
+        this.deps.store.step(i)!.startedAt ?? now,
+        now,
+      )
+    )
+      return;
     this.deps.callbacks.expire(i);
-    const error: StepError = { category: "interrupted", message: "the run restarted while this attempt was in flight" };
+    const error: StepError = {
+      category: "interrupted",
+      message: "the run restarted while this attempt was in flight",
+    };
     this.outcomes.fail(i, this.attempts[i]!, error, now);
   }
 
   private context(i: number): TemplateContext {
-    return templateContext(this.deps.store, this.plan, this.invokeDeps.runId, this.plan.steps[i]!.refs, this.deps.results);
+    return templateContext(
+      this.deps.store,
+      this.plan,
+      this.invokeDeps.runId,
+      this.plan.steps[i]!.refs,
+      this.deps.results,
+    );
   }
 
   private start(i: number, now: number): void {

@@ -28,18 +28,37 @@ export class AttemptOutcomes {
     if (row.waitingFor === "callback") {
       this.deps.callbacks.expire(i);
       const step = this.deps.plan.steps[i]!;
-      this.fail(i, attempt, { category: "timeout", message: `no callback within ${step.timeoutMs} ms` }, now);
-    } else this.succeed(i, attempt, { resumedAt: new Date(now).toISOString() }, null, row.startedAt ?? now);
+      this.fail(
+        i,
+        attempt,
+        { category: "timeout", message: `no callback within ${step.timeoutMs} ms` },
+        now,
+      );
+    } else
+      this.succeed(
+        i,
+        attempt,
+        { resumedAt: new Date(now).toISOString() },
+        null,
+        row.startedAt ?? now,
+      );
   }
 
   complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
     const now = Date.now();
     if ("suspend" in result) this.suspend(i, attempt, result.suspend, startedAt, now);
     else if (result.ok) this.succeed(i, attempt, result.data, result.status ?? null, startedAt);
-    else if (result.category !== "cancelled" && this.applyEarlyAnswer(i, attempt, startedAt, now)) return;
+    else if (result.category !== "cancelled" && this.applyEarlyAnswer(i, attempt, startedAt, now))
+      return;
     else {
       const { category, message, status, retryAfterMs } = result;
-      this.fail(i, attempt, { category, message, ...(status !== undefined && { status }) }, now, retryAfterMs);
+      this.fail(
+        i,
+        attempt,
+        { category, message, ...(status !== undefined && { status }) },
+        now,
+        retryAfterMs,
+      );
     }
   }
 
@@ -54,12 +73,20 @@ export class AttemptOutcomes {
     const row = this.deps.callbacks.ofAttempt(i, attempt);
     if (row?.state !== "answered") return false;
     const answer = { type: "callback" as const, token: row.token, answer: JSON.parse(row.result!) };
-    settle(this.deps.scheduler, i, { type: commitAnswer(this.deps, step, attempt, startedAt, answer, now) });
+    settle(this.deps.scheduler, i, {
+      type: commitAnswer(this.deps, step, attempt, startedAt, answer, now),
+    });
     return true;
   }
 
   /** The attempt waits durably: its row records what for and until when; the alarm follows. */
-  private suspend(i: number, attempt: number, suspension: Suspension, startedAt: number, now: number): void {
+  private suspend(
+    i: number,
+    attempt: number,
+    suspension: Suspension,
+    startedAt: number,
+    now: number,
+  ): void {
     const { store } = this.deps;
     const step = this.deps.plan.steps[i]!;
     switch (suspension.waitingFor) {
@@ -83,10 +110,25 @@ export class AttemptOutcomes {
     }
   }
 
-  succeed(i: number, attempt: number | null, output: unknown, httpStatus: number | null, startedAt: number): void {
+  succeed(
+    i: number,
+    attempt: number | null,
+    output: unknown,
+    httpStatus: number | null,
+    startedAt: number,
+  ): void {
     const step = this.deps.plan.steps[i]!;
     const now = Date.now();
-    const error = commitSuccess(this.deps.store, step, attempt ?? 0, output, httpStatus, startedAt, now, this.deps.maxOutputBytes);
+    const error = commitSuccess(
+      this.deps.store,
+      step,
+      attempt ?? 0,
+      output,
+      httpStatus,
+      startedAt,
+      now,
+      this.deps.maxOutputBytes,
+    );
     if (error === null) settle(this.deps.scheduler, i, { type: "succeeded" });
     else if (attempt === null) {
       this.deps.store.stepFailed(i, step.id, null, error, now);
@@ -107,7 +149,15 @@ export class AttemptOutcomes {
       return;
     }
     const counted = attempt - this.deps.retryBase[i]!;
-    const outcome = failureOutcome(this.deps.scheduler, step.retry, counted, error.category as ErrorCategory, now, this.deps.rand, retryAfterMs);
+    const outcome = failureOutcome(
+      this.deps.scheduler,
+      step.retry,
+      counted,
+      error.category as ErrorCategory,
+      now,
+      this.deps.rand,
+      retryAfterMs,
+    );
     if (outcome.type === "retry") store.stepRetrying(i, step.id, attempt, error, outcome.at, now);
     else store.stepFailed(i, step.id, attempt, error, now);
     settle(this.deps.scheduler, i, outcome);

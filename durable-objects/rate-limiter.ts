@@ -20,7 +20,10 @@ export class RateLimiter extends DurableObject<Env> {
       this.count = 0;
     }
     if (this.count >= limit) {
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((this.windowStart + WINDOW_MS - now) / 1000)) };
+      return {
+        ok: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((this.windowStart + WINDOW_MS - now) / 1000)),
+      };
     }
     this.count++;
     return { ok: true };

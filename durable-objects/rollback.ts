@@ -49,16 +49,28 @@ export class Rollback {
   enqueue(store: RunStore): void {
     const steps = this.plan().steps;
     const partial = new Set(
-      this.db.all<{ stepIndex: number }>`SELECT DISTINCT step_idx AS stepIndex FROM items WHERE status = 'succeeded'`.map((r) => r.stepIndex),
+      this.db.all<{
+        stepIndex: number;
+      }>`SELECT DISTINCT step_idx AS stepIndex FROM items WHERE status = 'succeeded'`.map(
+        (r) => r.stepIndex,
+      ),
     );
     const done = store
       .steps()
-      .filter((s) => steps[s.index]!.compensate && (s.status === "succeeded" || ((s.status === "failed" || s.status === "cancelled") && partial.has(s.index))));
+      .filter(
+        (s) =>
+          steps[s.index]!.compensate &&
+          (s.status === "succeeded" ||
+            ((s.status === "failed" || s.status === "cancelled") && partial.has(s.index))),
+      );
     done.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || b.index - a.index);
     // A redriven run can fail again: its compensations queue after the earlier ones.
-    const base = this.db.one<{ next: number }>`SELECT COALESCE(MAX(seq) + 1, 0) AS next FROM compensations`!.next;
+    const base = this.db.one<{
+      next: number;
+    }>`SELECT COALESCE(MAX(seq) + 1, 0) AS next FROM compensations`!.next;
     done.forEach((s, k) => {
-      this.db.run`INSERT INTO compensations (seq, step_idx, status) VALUES (${base + k}, ${s.index}, 'pending')`;
+      this.db
+        .run`INSERT INTO compensations (seq, step_idx, status) VALUES (${base + k}, ${s.index}, 'pending')`;
     });
   }
 
@@ -77,14 +89,24 @@ export class Rollback {
       const step = this.plan().steps[row.stepIndex]!;
       if (row.status === "running") {
         // The object restarted while this compensation was in flight.
-        this.failed(deps, row, step, { category: "interrupted", message: "the run restarted during this compensation" }, now);
+        this.failed(
+          deps,
+          row,
+          step,
+          { category: "interrupted", message: "the run restarted during this compensation" },
+          now,
+        );
         continue;
       }
       await this.attempt(deps, row, step);
     }
   }
 
-  private async attempt(deps: RollbackDeps, row: CompensationRow, step: CompiledStep): Promise<void> {
+  private async attempt(
+    deps: RollbackDeps,
+    row: CompensationRow,
+    step: CompiledStep,
+  ): Promise<void> {
     const compensate = step.compensate!;
     const now = Date.now();
     const attempt = row.attempts + 1;
@@ -92,36 +114,79 @@ export class Rollback {
       started_at = COALESCE(started_at, ${now}) WHERE seq = ${row.seq}`;
     deps.store.event("compensation_started", now, step.id, attempt);
     await deps.lease();
-    const undo: CompiledStep = { ...step, id: `${step.id}:compensate`, tool: compensate.tool, params: compensate.params };
-    const context = templateContext(deps.store, this.plan(), deps.runId, compensate.refs, deps.results);
+    const undo: CompiledStep = {
+      ...step,
+      id: `${step.id}:compensate`,
+      tool: compensate.tool,
+      params: compensate.params,
+    };
+    const context = templateContext(
+      deps.store,
+      this.plan(),
+      deps.runId,
+      compensate.refs,
+      deps.results,
+    );
     const invocation = invoke(deps, undo, attempt, context, now);
     const result = invocation.type === "failed" ? invocation.result : await invocation.result;
     const end = Date.now();
     const updated = { ...row, attempts: attempt };
-    if ("suspend" in result) this.failed(deps, updated, step, { category: "invalid_data", message: "a compensation cannot wait" }, end);
+    if ("suspend" in result)
+      this.failed(
+        deps,
+        updated,
+        step,
+        { category: "invalid_data", message: "a compensation cannot wait" },
+        end,
+      );
     else if (result.ok) {
-      this.db.run`UPDATE compensations SET status = 'succeeded', ended_at = ${end}, error = NULL WHERE seq = ${row.seq}`;
+      this.db
+        .run`UPDATE compensations SET status = 'succeeded', ended_at = ${end}, error = NULL WHERE seq = ${row.seq}`;
       deps.store.event("compensation_finished", end, step.id, attempt, { status: "succeeded" });
     } else {
-      const error: StepError = { category: result.category, message: result.message, ...(result.status !== undefined && { status: result.status }) };
+      const error: StepError = {
+        category: result.category,
+        message: result.message,
+        ...(result.status !== undefined && { status: result.status }),
+      };
       this.failed(deps, updated, step, error, end, result.retryAfterMs);
     }
   }
 
-  private failed(deps: RollbackDeps, row: CompensationRow, step: CompiledStep, error: StepError, now: number, retryAfterMs?: number): void {
-    const at = nextAttemptAt(step.retry, Math.max(1, row.attempts), error.category as ErrorCategory, now, deps.rand, retryAfterMs);
+  private failed(
+    deps: RollbackDeps,
+    row: CompensationRow,
+    step: CompiledStep,
+    error: StepError,
+    now: number,
+    retryAfterMs?: number,
+  ): void {
+    const at = nextAttemptAt(
+      step.retry,
+      Math.max(1, row.attempts),
+      error.category as ErrorCategory,
+      now,
+      deps.rand,
+      retryAfterMs,
+    );
     const json = JSON.stringify(error);
     if (at !== null) {
-      this.db.run`UPDATE compensations SET status = 'retrying', next_attempt_at = ${at}, error = ${json} WHERE seq = ${row.seq}`;
+      this.db
+        .run`UPDATE compensations SET status = 'retrying', next_attempt_at = ${at}, error = ${json} WHERE seq = ${row.seq}`;
       return;
     }
-    this.db.run`UPDATE compensations SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL, error = ${json}
+    this.db
+      .run`UPDATE compensations SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL, error = ${json}
       WHERE seq = ${row.seq}`;
-    deps.store.event("compensation_finished", now, step.id, row.attempts, { status: "failed", error });
+    deps.store.event("compensation_finished", now, step.id, row.attempts, {
+      status: "failed",
+      error,
+    });
   }
 
   private next(): CompensationRow | undefined {
-    return this.db.one<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,
+    return this.db
+      .one<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,
       started_at AS startedAt, ended_at AS endedAt, error FROM compensations
       WHERE status NOT IN ('succeeded', 'failed') ORDER BY seq LIMIT 1`;
   }
@@ -133,7 +198,8 @@ export class Rollback {
 
   /** `{ state, steps }` for the run's status, or undefined when nothing was compensated. */
   view() {
-    const rows = this.db.all<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, started_at AS startedAt,
+    const rows = this.db
+      .all<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, started_at AS startedAt,
       ended_at AS endedAt, error FROM compensations ORDER BY seq`;
     if (rows.length === 0) return undefined;
     const steps = this.plan().steps;

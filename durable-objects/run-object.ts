@@ -23,7 +23,8 @@ import { WebhookOutbox } from "./webhook-outbox";
 
 export type CreateOutcome = { created: boolean; status: string };
 /** `null`: no such run (404); `ok: false`: not allowed in the run's state (409). */
-export type ControlOutcome = { ok: true; status: string } | { ok: false; status: string; message: string } | null;
+export type ControlOutcome =
+  { ok: true; status: string } | { ok: false; status: string; message: string } | null;
 export interface ApproveRequest {
   approved: boolean;
   skipSteps?: string[];
@@ -31,7 +32,8 @@ export interface ApproveRequest {
   comment?: string;
 }
 /** `invalid`: the request names something that does not exist or does not apply (400; `field`: the body field). */
-export type ApproveOutcome = ControlOutcome | { ok: false; invalid: true; message: string; field?: string };
+export type ApproveOutcome =
+  ControlOutcome | { ok: false; invalid: true; message: string; field?: string };
 
 /** Statuses whose alarm runs iterations (a `waiting` run may have timeouts due). */
 const ACTIVE: ReadonlySet<RunStatus> = new Set(["pending", "running", "waiting"]);
@@ -62,7 +64,12 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
-  async create(runId: string, owner: string, plan: CompiledPlan, baseUrl: string): Promise<CreateOutcome> {
+  async create(
+    runId: string,
+    owner: string,
+    plan: CompiledPlan,
+    baseUrl: string,
+  ): Promise<CreateOutcome> {
     const existing = this.store.run();
     if (existing) return { created: false, status: existing.status };
     const now = Date.now();
@@ -91,7 +98,9 @@ export class RunObject extends DurableObject<Env> {
     const items = this.store.itemCounts();
     const pendingApproval = [
       ...(run.riskGate ? [{ gate: "risk" as const, stepIds: run.riskGate }] : []),
-      ...(this.store.waitingForApproval().length > 0 ? [{ gate: "step" as const, stepIds: this.store.waitingForApproval() }] : []),
+      ...(this.store.waitingForApproval().length > 0
+        ? [{ gate: "step" as const, stepIds: this.store.waitingForApproval() }]
+        : []),
     ];
     const rollback = this.rollback.view();
     return {
@@ -110,7 +119,12 @@ export class RunObject extends DurableObject<Env> {
     const record = this.store.step(index)!;
     const items = this.store.itemCounts(index).get(index);
     const { stepId: _, ...result } = stepResult(record, items?.total);
-    return { ...stepView(record), ...(items && { items }), ...result, attemptLog: attemptLog(this.store.attempts(index)) };
+    return {
+      ...stepView(record),
+      ...(items && { items }),
+      ...result,
+      attemptLog: attemptLog(this.store.attempts(index)),
+    };
   }
 
   async results(owner: string) {
@@ -122,7 +136,11 @@ export class RunObject extends DurableObject<Env> {
   async events(owner: string, after: number, limit: number) {
     const run = this.owned(owner);
     if (!run) return null;
-    return { events: this.store.events(after, limit), dropped: run.eventsDropped, finished: FINAL_RUN_STATUSES.has(run.status) };
+    return {
+      events: this.store.events(after, limit),
+      dropped: run.eventsDropped,
+      finished: FINAL_RUN_STATUSES.has(run.status),
+    };
   }
 
   async cancel(owner: string): Promise<ControlOutcome> {
@@ -144,7 +162,12 @@ export class RunObject extends DurableObject<Env> {
   async resume(owner: string, iterations: number | undefined): Promise<ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    if (run.status !== "paused") return { ok: false, status: run.status, message: `only a paused run can resume; this one is ${run.status}` };
+    if (run.status !== "paused")
+      return {
+        ok: false,
+        status: run.status,
+        message: `only a paused run can resume; this one is ${run.status}`,
+      };
     const mode = this.store.plan().config.mode;
     const more = iterations ?? (mode.type === "bounded" ? mode.iterations : 1);
     const now = Date.now();
@@ -158,11 +181,20 @@ export class RunObject extends DurableObject<Env> {
     const run = this.owned(owner);
     if (!run) return null;
     if (run.status !== "failed" && run.status !== "partial") {
-      return { ok: false, status: run.status, message: `only a failed or partial run can be retried; this one is ${run.status}` };
+      return {
+        ok: false,
+        status: run.status,
+        message: `only a failed or partial run can be retried; this one is ${run.status}`,
+      };
     }
     // Redrive keeps succeeded results; after a rollback undid them, they no longer hold.
     if (this.rollback.queued()) {
-      return { ok: false, status: run.status, message: "this run was rolled back (config.rollback): its completed steps were undone, so submit the plan again instead of retrying" };
+      return {
+        ok: false,
+        status: run.status,
+        message:
+          "this run was rolled back (config.rollback): its completed steps were undone, so submit the plan again instead of retrying",
+      };
     }
     const now = Date.now();
     this.store.redrive(now);
@@ -177,15 +209,29 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return null;
     const now = Date.now();
     if (run.riskGate && request.stepId === undefined) {
-      const unknown = (request.skipSteps ?? []).filter((id) => this.store.stepIndex(id) === undefined);
-      if (unknown.length > 0) return { ok: false, invalid: true, field: "skipSteps", message: `skipSteps: unknown step(s) ${unknown.join(", ")}` };
+      const unknown = (request.skipSteps ?? []).filter(
+        (id) => this.store.stepIndex(id) === undefined,
+      );
+      if (unknown.length > 0)
+        return {
+          ok: false,
+          invalid: true,
+          field: "skipSteps",
+          message: `skipSteps: unknown step(s) ${unknown.join(", ")}`,
+        };
       if (!request.approved) {
-        this.store.event("approval_denied", now, null, null, { gate: "risk", ...(request.comment && { comment: request.comment }) });
+        this.store.event("approval_denied", now, null, null, {
+          gate: "risk",
+          ...(request.comment && { comment: request.comment }),
+        });
         this.cancelNow(now);
         await this.rearm();
         return { ok: true, status: "cancelled" };
       }
-      this.store.event("approval_granted", now, null, null, { gate: "risk", skipSteps: request.skipSteps ?? [] });
+      this.store.event("approval_granted", now, null, null, {
+        gate: "risk",
+        skipSteps: request.skipSteps ?? [],
+      });
       this.store.openRiskGate(request.skipSteps ?? [], now);
       await this.rearm(now);
       return { ok: true, status: "pending" };
@@ -193,28 +239,55 @@ export class RunObject extends DurableObject<Env> {
     const waiting = this.store.waitingForApproval();
     const stepId = request.stepId ?? (waiting.length === 1 ? waiting[0] : undefined);
     if (stepId === undefined) {
-      const message = waiting.length > 1 ? `several steps wait for approval (${waiting.join(", ")}): name one in stepId` : "nothing waits for approval";
-      return waiting.length > 1 ? { ok: false, invalid: true, message } : { ok: false, status: run.status, message };
+      const message =
+        waiting.length > 1
+          ? `several steps wait for approval (${waiting.join(", ")}): name one in stepId`
+          : "nothing waits for approval";
+      return waiting.length > 1
+        ? { ok: false, invalid: true, message }
+        : { ok: false, status: run.status, message };
     }
-    if (this.store.stepIndex(stepId) === undefined) return { ok: false, invalid: true, message: `unknown step "${stepId}"` };
-    if (!waiting.includes(stepId)) return { ok: false, status: run.status, message: `step "${stepId}" is not waiting for approval` };
+    if (this.store.stepIndex(stepId) === undefined)
+      return { ok: false, invalid: true, message: `unknown step "${stepId}"` };
+    if (!waiting.includes(stepId))
+      return {
+        ok: false,
+        status: run.status,
+        message: `step "${stepId}" is not waiting for approval`,
+      };
     // Only the risk gate skips steps: ignoring skipSteps here would run steps the caller meant to skip.
     if (request.skipSteps !== undefined && request.skipSteps.length > 0) {
-      return { ok: false, invalid: true, field: "skipSteps", message: `skipSteps: only the risk gate takes skipSteps; approval step "${stepId}" is answered with approved (and comment)` };
+      return {
+        ok: false,
+        invalid: true,
+        field: "skipSteps",
+        message: `skipSteps: only the risk gate takes skipSteps; approval step "${stepId}" is answered with approved (and comment)`,
+      };
     }
-    await this.applyAnswer(this.store.stepIndex(stepId)!, { type: "approval", approved: request.approved, ...(request.comment && { comment: request.comment }) });
+    await this.applyAnswer(this.store.stepIndex(stepId)!, {
+      type: "approval",
+      approved: request.approved,
+      ...(request.comment && { comment: request.comment }),
+    });
     return { ok: true, status: this.store.run()!.status };
   }
 
   /** Completes a `callback` step: `not_found` for an unknown token, `conflict` for a used or expired one. */
-  async answerCallback(token: string, answer: CallbackAnswer): Promise<"ok" | "not_found" | "conflict"> {
+  async answerCallback(
+    token: string,
+    answer: CallbackAnswer,
+  ): Promise<"ok" | "not_found" | "conflict"> {
     if (!this.store.run()) return "not_found";
     const row = this.callbacks.get(token);
     if (!row) return "not_found";
     if (!this.callbacks.answer(token, answer)) return "conflict";
     const step = this.store.step(row.stepIndex)!;
     // Still in flight (the outbound POST has not returned): the attempt applies the answer when it does.
-    if (step.status === "waiting" && step.waitingFor === "callback" && step.attempts === row.attempt) {
+    if (
+      step.status === "waiting" &&
+      step.waitingFor === "callback" &&
+      step.attempts === row.attempt
+    ) {
       await this.applyAnswer(row.stepIndex, { type: "callback", token, answer });
     }
     return "ok";
@@ -276,7 +349,14 @@ export class RunObject extends DurableObject<Env> {
     const step = this.store.step(index)!;
     const config = settings(this.env);
     const now = Date.now();
-    commitAnswer({ store: this.store, callbacks: this.callbacks, maxOutputBytes: config.maxOutputBytes }, this.store.plan().steps[index]!, step.attempts, step.startedAt ?? now, answer, now);
+    commitAnswer(
+      { store: this.store, callbacks: this.callbacks, maxOutputBytes: config.maxOutputBytes },
+      this.store.plan().steps[index]!,
+      step.attempts,
+      step.startedAt ?? now,
+      answer,
+      now,
+    );
     if (this.store.run()!.status === "waiting") this.store.setRunStatus("running");
     await this.rearm(now);
   }
@@ -290,25 +370,38 @@ export class RunObject extends DurableObject<Env> {
   /** Records a run status users hear about, and enqueues its webhook. */
   private runStatusChanged(status: RunStatus, now: number): void {
     const { store } = this;
-    if (status === "paused") store.event("run_paused", now, null, null, { iterations: store.run()!.iterations });
+    if (status === "paused")
+      store.event("run_paused", now, null, null, { iterations: store.run()!.iterations });
     else if (status !== "waiting") {
       if (status === "cancelled") store.event("run_cancelled", now);
       const error = store.run()!.error; // a run-level failure (iteration_limit_exceeded) says why
-      store.event("run_finished", now, null, null, { status, ...(error !== null && { error: JSON.parse(error) as unknown }) });
+      store.event("run_finished", now, null, null, {
+        status,
+        ...(error !== null && { error: JSON.parse(error) as unknown }),
+      });
     }
     const plan = store.plan();
     if (status === "failed" && plan.config.rollback) this.rollback.enqueue(store);
     if (!plan.webhook) return;
     const run = store.run()!;
     const view = runView(run, plan, store.steps(), now);
-    const payload = { runId: run.id, status, summary: view.summary, startedAt: view.startedAt, endedAt: view.endedAt };
+    const payload = {
+      runId: run.id,
+      status,
+      summary: view.summary,
+      startedAt: view.startedAt,
+      endedAt: view.endedAt,
+    };
     this.outbox.enqueue(`run.${status}`, payload, now);
   }
 
   private async deliverWebhooks(): Promise<void> {
     const webhook = this.store.plan().webhook;
     if (!webhook) return;
-    await this.outbox.deliverDue({ url: webhook.url, secret: webhook.secret ?? this.env.WEBHOOK_SECRET }, Date.now());
+    await this.outbox.deliverDue(
+      { url: webhook.url, secret: webhook.secret ?? this.env.WEBHOOK_SECRET },
+      Date.now(),
+    );
   }
 
   /** Points the alarm at the earliest due row (or `soon`); clears it when nothing is due. */

@@ -120,7 +120,8 @@ CREATE TABLE IF NOT EXISTS events (
 export function migrate(db: Sql): void {
   db.script(DDL);
   const row = db.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
-  if (!row) db.run`INSERT INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
+  if (!row)
+    db.run`INSERT INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
   else if (Number(row.value) > SCHEMA_VERSION) {
     throw new Error(`storage schema ${row.value} is newer than this code (${SCHEMA_VERSION})`);
   }

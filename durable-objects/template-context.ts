@@ -20,7 +20,10 @@ export function templateContext(
   for (const r of refs) {
     let result = cache.get(r);
     if (!result) {
-      result = stepResult(store.step(r)!, plan.steps[r]!.forEach === undefined ? undefined : store.itemCounts(r).get(r)?.total);
+      result = stepResult(
+        store.step(r)!,
+        plan.steps[r]!.forEach === undefined ? undefined : store.itemCounts(r).get(r)?.total,
+      );
       cache.set(r, result);
     }
     context.step[r] = result;

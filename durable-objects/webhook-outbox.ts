@@ -51,12 +51,15 @@ export class WebhookOutbox {
   }
 
   earliestDue(): number | null {
-    return this.db.one<{ at: number | null }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at;
+    return this.db.one<{
+      at: number | null;
+    }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at;
   }
 
   /** Sends every due attempt. Each is marked as made before the next is scheduled. */
   async deliverDue(target: WebhookTarget, now: number): Promise<void> {
-    const due = this.db.all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, body, due_at AS dueAt
+    const due = this.db
+      .all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, body, due_at AS dueAt
       FROM webhook_deliveries WHERE at IS NULL AND due_at <= ${now} ORDER BY due_at`;
     await Promise.all(due.map((row) => this.attempt(target, row)));
   }
@@ -78,7 +81,10 @@ export class WebhookOutbox {
     }
   }
 
-  private async send(target: WebhookTarget, row: DeliveryRow): Promise<{ ok: boolean; status?: number; error?: string }> {
+  private async send(
+    target: WebhookTarget,
+    row: DeliveryRow,
+  ): Promise<{ ok: boolean; status?: number; error?: string }> {
     const problem = checkUrl(target.url, this.deps.allowedHosts);
     if (problem) return { ok: false, error: problem.message };
     const headers: Record<string, string> = {
@@ -87,16 +93,27 @@ export class WebhookOutbox {
       "x-edgestep-event-id": row.eventId,
     };
     if (target.secret) {
-      headers["x-edgestep-signature"] = await signatureHeader(target.secret, row.body, Math.floor(Date.now() / 1000));
+      headers["x-edgestep-signature"] = await signatureHeader(
+        target.secret,
+        row.body,
+        Math.floor(Date.now() / 1000),
+      );
     }
     try {
       const res = await this.deps.fetcher(
         // Redirects are not followed: a redirect could lead the signed event past ALLOWED_HOSTS.
-        new Request(target.url, { method: "POST", headers, body: row.body, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" }),
+        new Request(target.url, {
+          method: "POST",
+          headers,
+          body: row.body,
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+          redirect: "manual",
+        }),
       );
       await res.body?.cancel();
       if (res.ok) return { ok: true, status: res.status };
-      const redirected = res.status >= 300 && res.status < 400 ? " (a redirect: webhooks are not redirected)" : "";
+      const redirected =
+        res.status >= 300 && res.status < 400 ? " (a redirect: webhooks are not redirected)" : "";
       return { ok: false, status: res.status, error: `HTTP ${res.status}${redirected}` };
     } catch (err) {
       return { ok: false, error: `request failed: ${(err as Error).message}` };
@@ -105,7 +122,8 @@ export class WebhookOutbox {
 
   /** `{ url, state, deliveries }` for the run's status (SPEC 6). */
   view(url: string) {
-    const rows = this.db.all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, due_at AS dueAt, at,
+    const rows = this.db
+      .all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, due_at AS dueAt, at,
       http_status AS httpStatus, error FROM webhook_deliveries ORDER BY rowid`;
     const deliveries = rows
       .filter((r) => r.at !== null)
@@ -125,7 +143,8 @@ export class WebhookOutbox {
     const last = rows[rows.length - 1];
     if (!last || last.at === null) return "pending";
     const latest = rows.filter((r) => r.eventId === last.eventId);
-    if (latest.some((r) => r.httpStatus !== null && r.httpStatus < 300 && r.error === null)) return "delivered";
+    if (latest.some((r) => r.httpStatus !== null && r.httpStatus < 300 && r.error === null))
+      return "delivered";
     return last.attempt >= this.deps.maxAttempts ? "failed" : "pending";
   }
 }

@@ -12,7 +12,13 @@ export async function verifyEdgestepSignature(
   if (!Number.isInteger(t) || typeof parts.v1 !== "string") return false;
   if (Math.abs(nowMs / 1000 - t) > toleranceSeconds) return false; // too old: a replay
   const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey("raw", enc.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    enc.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
   const mac = new Uint8Array(parts.v1.match(/../g)?.map((h: string) => parseInt(h, 16)) ?? []);
   // crypto.subtle.verify compares in constant time.
   return crypto.subtle.verify("HMAC", key, mac, enc.encode(`${t}.${rawBody}`));

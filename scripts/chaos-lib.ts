@@ -187,7 +187,6 @@ export interface ChaosReport {
 // Small utilities
 // ---------------------------------------------------------------------------------------
 
-
 const between = (rand: () => number, min: number, max: number) =>
   min + Math.floor(rand() * (max - min + 1));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -6,12 +6,29 @@ const envOf = (vars: Record<string, string>) => vars as unknown as Env;
 describe("settings: limits from variables", () => {
   it("uses the documented defaults", () => {
     const s = settings(envOf({}));
-    expect(s).toMatchObject({ maxStepsPerPlan: 1000, maxPlanBytes: 1_048_576, maxOutputBytes: 262_144, maxEventsPerRun: 50_000, webhookMaxAttempts: 6, runsPerMinute: 600 });
+    expect(s).toMatchObject({
+      maxStepsPerPlan: 1000,
+      maxPlanBytes: 1_048_576,
+      maxOutputBytes: 262_144,
+      maxEventsPerRun: 50_000,
+      webhookMaxAttempts: 6,
+      runsPerMinute: 600,
+    });
   });
 
   it("caps values at what the platform allows", () => {
-    const s = settings(envOf({ MAX_STEPS_PER_PLAN: "20000", MAX_OUTPUT_BYTES: "5000000", WEBHOOK_MAX_ATTEMPTS: "50" }));
-    expect(s).toMatchObject({ maxStepsPerPlan: 10_000, maxOutputBytes: 1_048_576, webhookMaxAttempts: 20 });
+    const s = settings(
+      envOf({
+        MAX_STEPS_PER_PLAN: "20000",
+        MAX_OUTPUT_BYTES: "5000000",
+        WEBHOOK_MAX_ATTEMPTS: "50",
+      }),
+    );
+    expect(s).toMatchObject({
+      maxStepsPerPlan: 10_000,
+      maxOutputBytes: 1_048_576,
+      webhookMaxAttempts: 20,
+    });
   });
 
   it("a value that is not a positive integer is a deployment error naming the variable", () => {

@@ -39,10 +39,16 @@ export interface Settings {
   tools: ToolSet;
 }
 
-function intVar(value: string | number | undefined, fallback: number, name: string, max = Infinity): number {
+function intVar(
+  value: string | number | undefined,
+  fallback: number,
+  name: string,
+  max = Infinity,
+): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer, got "${value}"`);
   return Math.min(n, max);
 }
 
@@ -55,13 +61,21 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
   const bindings = env as unknown as Record<string, unknown>;
   const allowedHosts = parseAllowedHosts(env.ALLOWED_HOSTS);
   const result: Settings = {
-    maxStepsPerPlan: intVar(env.MAX_STEPS_PER_PLAN, DEFAULT_MAX_STEPS, "MAX_STEPS_PER_PLAN", HARD_MAX_STEPS),
+    maxStepsPerPlan: intVar(
+      env.MAX_STEPS_PER_PLAN,
+      DEFAULT_MAX_STEPS,
+      "MAX_STEPS_PER_PLAN",
+      HARD_MAX_STEPS,
+    ),
     maxPlanBytes: intVar(env.MAX_PLAN_BYTES, 1_048_576, "MAX_PLAN_BYTES"),
     // Capped at 1 MiB: an output is one SQLite value, and a Durable Object's values hold at most 2 MB.
     maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES", 1_048_576),
     maxEventsPerRun: intVar(env.MAX_EVENTS_PER_RUN, 50_000, "MAX_EVENTS_PER_RUN"),
     webhookMaxAttempts: intVar(env.WEBHOOK_MAX_ATTEMPTS, 6, "WEBHOOK_MAX_ATTEMPTS", 20),
-    runsPerMinute: env.RUNS_PER_MINUTE === "0" || env.RUNS_PER_MINUTE === 0 ? 0 : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
+    runsPerMinute:
+      env.RUNS_PER_MINUTE === "0" || env.RUNS_PER_MINUTE === 0
+        ? 0
+        : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
     maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
     maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH"),
     allowedHosts,
@@ -71,7 +85,9 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
       fetcher,
       service: (name) => {
         const binding = bindings[name] as { fetch?: unknown } | undefined;
-        return typeof binding?.fetch === "function" ? (r) => (binding as Fetcher & { fetch: Fetcher }).fetch(r) : undefined;
+        return typeof binding?.fetch === "function"
+          ? (r) => (binding as Fetcher & { fetch: Fetcher }).fetch(r)
+          : undefined;
       },
       secret: (name) => {
         const v = bindings[name];

@@ -33,10 +33,18 @@ async function seenByOwner(runId: string): Promise<{ status: string; events: unk
 }
 
 /** A stranger's POST to a control route of key-one's run: 404, and the run is untouched. */
-async function expectStrangerCannot(runId: string, action: string, body: unknown, ownersStatus: string) {
+async function expectStrangerCannot(
+  runId: string,
+  action: string,
+  body: unknown,
+  ownersStatus: string,
+) {
   const before = await seenByOwner(runId);
   expect(before.status).toBe(ownersStatus);
-  const res = await call(`/v1/runs/${runId}/${action}`, "key-two", { method: "POST", body: JSON.stringify(body) });
+  const res = await call(`/v1/runs/${runId}/${action}`, "key-two", {
+    method: "POST",
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(404);
   expect(((await res.json()) as any).error.code).toBe("not_found");
   expect(await seenByOwner(runId)).toEqual(before);
@@ -50,7 +58,10 @@ describe("API keys", () => {
   });
 
   it("rejects an unknown key", async () => {
-    const res = await call("/v1/plans/validate", "nope", { method: "POST", body: JSON.stringify(plan) });
+    const res = await call("/v1/plans/validate", "nope", {
+      method: "POST",
+      body: JSON.stringify(plan),
+    });
     expect(res.status).toBe(401);
   });
 
@@ -61,10 +72,17 @@ describe("API keys", () => {
   it("shows a run only to the key that created it", async () => {
     const runId = await create("key-one");
     expect((await call(`/v1/runs/${runId}`, "key-one")).status).toBe(200);
-    for (const path of [`/v1/runs/${runId}`, `/v1/runs/${runId}/results`, `/v1/runs/${runId}/events`, `/v1/runs/${runId}/steps/a`]) {
+    for (const path of [
+      `/v1/runs/${runId}`,
+      `/v1/runs/${runId}/results`,
+      `/v1/runs/${runId}/events`,
+      `/v1/runs/${runId}/steps/a`,
+    ]) {
       expect((await call(path, "key-two")).status, path).toBe(404);
     }
-    expect((await call(`/v1/runs/${runId}/cancel`, "key-two", { method: "POST" })).status).toBe(404);
+    expect((await call(`/v1/runs/${runId}/cancel`, "key-two", { method: "POST" })).status).toBe(
+      404,
+    );
   });
 
   it("answers another key's resume of a paused run with 404 and leaves it paused", async () => {
@@ -78,7 +96,9 @@ describe("API keys", () => {
 
   it("answers another key's retry of a failed run with 404 and leaves it failed", async () => {
     const url = `${upstreamUrl}/script/${unique("auth-retry")}?plan=404,200`;
-    const runId = await create("key-one", { steps: [{ id: "a", tool: "http", params: { url }, retry: { maxRetries: 0 } }] });
+    const runId = await create("key-one", {
+      steps: [{ id: "a", tool: "http", params: { url }, retry: { maxRetries: 0 } }],
+    });
     await settle(runId);
     await expectStrangerCannot(runId, "retry", {}, "failed");
   });
@@ -94,8 +114,12 @@ describe("API keys", () => {
   it("scopes Idempotency-Key to the key that sent it", async () => {
     const headers = { "idempotency-key": "same-key" };
     const body = JSON.stringify(plan);
-    const a = (await (await call("/v1/runs", "key-one", { method: "POST", body, headers })).json()) as any;
-    const b = (await (await call("/v1/runs", "key-two", { method: "POST", body, headers })).json()) as any;
+    const a = (await (
+      await call("/v1/runs", "key-one", { method: "POST", body, headers })
+    ).json()) as any;
+    const b = (await (
+      await call("/v1/runs", "key-two", { method: "POST", body, headers })
+    ).json()) as any;
     const again = await call("/v1/runs", "key-one", { method: "POST", body, headers });
     expect(a.runId).not.toBe(b.runId);
     expect(again.status).toBe(200);
@@ -106,7 +130,11 @@ describe("API keys", () => {
 describe("Authorization header", () => {
   async function expectJson401(authorization: string) {
     const res = await app.fetch(
-      new Request("http://edgestep.test/v1/plans/validate", { method: "POST", body: JSON.stringify(plan), headers: { authorization } }),
+      new Request("http://edgestep.test/v1/plans/validate", {
+        method: "POST",
+        body: JSON.stringify(plan),
+        headers: { authorization },
+      }),
       withKeys,
     );
     expect(res.status).toBe(401);
@@ -129,7 +157,11 @@ describe("Authorization header", () => {
   it("accepts a configured key holding characters such as ! % : @", async () => {
     const key = "k!y%1:u@h";
     const res = await app.fetch(
-      new Request("http://edgestep.test/v1/plans/validate", { method: "POST", body: JSON.stringify(plan), headers: { authorization: `Bearer ${key}` } }),
+      new Request("http://edgestep.test/v1/plans/validate", {
+        method: "POST",
+        body: JSON.stringify(plan),
+        headers: { authorization: `Bearer ${key}` },
+      }),
       { ...env, API_KEYS: `other, ${key}` },
     );
     expect(res.status).toBe(200);

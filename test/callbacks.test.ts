@@ -323,10 +323,17 @@ describe("callback durability", () => {
   });
 
   /** A run whose callback POST goes to `path` (on the upstream), and the token once the POST arrived there. */
-  async function earlyAnswered(path: string): Promise<{ runId: string; token: string; inFlight: Promise<string> }> {
+  async function earlyAnswered(
+    path: string,
+  ): Promise<{ runId: string; token: string; inFlight: Promise<string> }> {
     const runId = await started({
       steps: [
-        { id: "cb", tool: "callback", params: { url: `${upstreamUrl}${path}` }, timeoutMs: TEN_MINUTES },
+        {
+          id: "cb",
+          tool: "callback",
+          params: { url: `${upstreamUrl}${path}` },
+          timeoutMs: TEN_MINUTES,
+        },
         { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
       ],
     });

@@ -169,7 +169,10 @@ describe("a step that fails before its tool is called", () => {
     const s = await drive(runId);
     const steps = byId(s);
     expect(steps.a.status).toBe("failed");
-    expect(steps.a.error).toMatchObject({ category: "invalid_data", message: expect.stringMatching(/^when: /) });
+    expect(steps.a.error).toMatchObject({
+      category: "invalid_data",
+      message: expect.stringMatching(/^when: /),
+    });
     expect(steps.a.attempts).toBe(0);
     expect(steps.b.status).toBe("succeeded");
     expect(s.status).toBe("partial");

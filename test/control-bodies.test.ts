@@ -19,9 +19,15 @@ describe("POST /approve", () => {
       ],
     });
     expect((await drive(runId)).status).toBe("waiting");
-    const { res, body } = await post(`/v1/runs/${runId}/approve`, { approved: true, stepId: "gate", skipSteps: ["after"] });
+    const { res, body } = await post(`/v1/runs/${runId}/approve`, {
+      approved: true,
+      stepId: "gate",
+      skipSteps: ["after"],
+    });
     expect(res.status).toBe(400);
-    expect(body.error.issues).toEqual([{ path: "body.skipSteps", message: expect.stringMatching(/risk gate/) }]);
+    expect(body.error.issues).toEqual([
+      { path: "body.skipSteps", message: expect.stringMatching(/risk gate/) },
+    ]);
     const s = await drive(runId);
     expect(byId(s).gate!.status).toBe("waiting");
     expect(byId(s).after!.status).toBe("pending");
@@ -30,7 +36,10 @@ describe("POST /approve", () => {
 
 describe("body limits", () => {
   it("a control body past its limit is a 413 naming the control-body limit, not MAX_PLAN_BYTES", async () => {
-    const runId = await started({ name: unique("big-body"), steps: [{ id: "gate", tool: "approval" }] });
+    const runId = await started({
+      name: unique("big-body"),
+      steps: [{ id: "gate", tool: "approval" }],
+    });
     const res = await api(`/v1/runs/${runId}/approve`, { method: "POST", body: oversized });
     expect(res.status).toBe(413);
     const { message } = ((await res.json()) as any).error;

@@ -31,7 +31,9 @@ async function storedAlarm(runId: string): Promise<number | null> {
 /** Step statuses straight from the Durable Object's SQLite (works while an iteration is in flight). */
 async function storedStepStatus(runId: string): Promise<Record<string, string>> {
   return runInDurableObject(runStub(runId), (_, state) => {
-    const rows = state.storage.sql.exec<{ id: string; status: string }>("SELECT id, status FROM steps ORDER BY idx").toArray();
+    const rows = state.storage.sql
+      .exec<{ id: string; status: string }>("SELECT id, status FROM steps ORDER BY idx")
+      .toArray();
     return Object.fromEntries(rows.map((r) => [r.id, r.status]));
   });
 }
@@ -42,7 +44,9 @@ async function untilRunning(runId: string, stepId: string, tries = 200): Promise
     if ((await storedStepStatus(runId))[stepId] === "running") return;
     await scheduler.wait(10);
   }
-  throw new Error(`step ${stepId} never became running: ${JSON.stringify(await storedStepStatus(runId))}`);
+  throw new Error(
+    `step ${stepId} never became running: ${JSON.stringify(await storedStepStatus(runId))}`,
+  );
 }
 
 describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
@@ -51,7 +55,13 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     const runId = await start({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
-        { id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=400") }, dependsOn: ["a"], retry: { baseDelayMs: 0 } },
+        {
+          id: "b",
+          tool: "http",
+          params: { url: script(`${key}-b`, "?delay=400") },
+          dependsOn: ["a"],
+          retry: { baseDelayMs: 0 },
+        },
         { id: "c", tool: "http", params: { url: script(`${key}-c`) }, dependsOn: ["b"] },
       ],
     });
@@ -102,7 +112,14 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
   it("an interrupted attempt counts against maxRetries", async () => {
     const key = unique("dur-max");
     const runId = await start({
-      steps: [{ id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=400") }, retry: { maxRetries: 0 } }],
+      steps: [
+        {
+          id: "b",
+          tool: "http",
+          params: { url: script(`${key}-b`, "?delay=400") },
+          retry: { maxRetries: 0 },
+        },
+      ],
     });
     const inFlight = runDurableObjectAlarm(runStub(runId)).then(
       () => "settled",
@@ -118,7 +135,9 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     expect(b.status).toBe("failed");
     expect(b.attempts).toBe(1);
     expect(b.error).toMatchObject({ category: "interrupted" });
-    expect(b.attemptLog).toEqual([expect.objectContaining({ attempt: 1, category: "interrupted" })]);
+    expect(b.attemptLog).toEqual([
+      expect.objectContaining({ attempt: 1, category: "interrupted" }),
+    ]);
   });
 });
 
@@ -152,7 +171,11 @@ describe("alarm() is idempotent (SPEC 5.5)", () => {
     const runId = await start({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
-        { id: "b", tool: "http", params: { url: script(`${key}-b`, "?plan=503,200&retryAfter=60") } },
+        {
+          id: "b",
+          tool: "http",
+          params: { url: script(`${key}-b`, "?plan=503,200&retryAfter=60") },
+        },
       ],
     });
     const stub = runStub(runId);
@@ -180,7 +203,14 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
   it("a scheduled retry keeps an alarm at its due time; a finished run keeps none", async () => {
     const key = unique("alarm-retry");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: script(key, "?plan=429,200&retryAfter=60") }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: script(key, "?plan=429,200&retryAfter=60") },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
     await runDurableObjectAlarm(runStub(runId));
     const s = await stepDetail(runId, "s");
@@ -188,7 +218,10 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect(await storedAlarm(runId)).toBe(Date.parse(s.nextAttemptAt));
 
     await runInDurableObject(runStub(runId), (_, state) => {
-      state.storage.sql.exec("UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL", Date.now());
+      state.storage.sql.exec(
+        "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
+        Date.now(),
+      );
     });
     expect((await drive(runId)).status).toBe("completed");
     expect(await storedAlarm(runId)).toBeNull();
@@ -227,12 +260,22 @@ describe("completing a step writes only that step's rows (SPEC 5.5)", () => {
     const runId = body.runId as string;
     await runInDurableObject(runStub(runId), (_, state) => {
       state.storage.sql.exec("CREATE TABLE step_updates (idx INTEGER)");
-      state.storage.sql.exec("CREATE TRIGGER count_step_updates AFTER UPDATE ON steps BEGIN INSERT INTO step_updates VALUES (NEW.idx); END");
+      state.storage.sql.exec(
+        "CREATE TRIGGER count_step_updates AFTER UPDATE ON steps BEGIN INSERT INTO step_updates VALUES (NEW.idx); END",
+      );
     });
-    expect((await api(`/v1/runs/${runId}/approve`, { method: "POST", body: '{"approved":true}' })).status).toBe(200);
+    expect(
+      (await api(`/v1/runs/${runId}/approve`, { method: "POST", body: '{"approved":true}' }))
+        .status,
+    ).toBe(200);
     expect((await drive(runId)).status).toBe("completed");
     return runInDurableObject(runStub(runId), (_, state) =>
-      Array.from({ length: n }, (_, i) => state.storage.sql.exec("SELECT COUNT(*) AS c FROM step_updates WHERE idx = ?", i).one().c as number),
+      Array.from(
+        { length: n },
+        (_, i) =>
+          state.storage.sql.exec("SELECT COUNT(*) AS c FROM step_updates WHERE idx = ?", i).one()
+            .c as number,
+      ),
     );
   }
 
@@ -252,11 +295,19 @@ describe("completing a step writes only that step's rows (SPEC 5.5)", () => {
 describe("a plan larger than one stored value (Durable Object values hold at most 2 MB)", () => {
   it("is stored in parts and read back whole after a restart", async () => {
     const text = "é😀".repeat(150); // multi-byte characters and surrogate pairs across the part boundaries
-    const steps = Array.from({ length: 1000 }, (_, i) => ({ id: `s${i}`, tool: "pass", params: { value: `${i}:${text}` } }));
+    const steps = Array.from({ length: 1000 }, (_, i) => ({
+      id: `s${i}`,
+      tool: "pass",
+      params: { value: `${i}:${text}` },
+    }));
     const { res, body } = await submit({ steps });
     expect(res.status).toBe(202);
     const runId = body.runId as string;
-    const parts = await runInDurableObject(runStub(runId), (_, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM plan_parts").one().n as number);
+    const parts = await runInDurableObject(
+      runStub(runId),
+      (_, state) =>
+        state.storage.sql.exec("SELECT COUNT(*) AS n FROM plan_parts").one().n as number,
+    );
     expect(parts).toBeGreaterThan(1);
     await abortObject(runId); // the next alarm reads the plan from storage, not from memory
     expect((await drive(runId)).status).toBe("completed");

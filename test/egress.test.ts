@@ -7,7 +7,10 @@ const restricted = { ...env, ALLOWED_HOSTS: "api.allowed.test:443, *.trusted.tes
 
 async function submit(plan: unknown) {
   const res = await app.fetch(
-    new Request("http://edgestep.test/v1/plans/validate", { method: "POST", body: JSON.stringify(plan) }),
+    new Request("http://edgestep.test/v1/plans/validate", {
+      method: "POST",
+      body: JSON.stringify(plan),
+    }),
     restricted,
   );
   return { status: res.status, body: (await res.json()) as any };
@@ -24,7 +27,10 @@ describe("ALLOWED_HOSTS at submission", () => {
   });
 
   it("rejects a webhook URL leaving the allowlist", async () => {
-    const { body } = await submit({ ...http("https://api.allowed.test/"), webhook: { url: "https://evil.test/hook" } });
+    const { body } = await submit({
+      ...http("https://api.allowed.test/"),
+      webhook: { url: "https://evil.test/hook" },
+    });
     expect(body.error.code).toBe("egress_denied");
     expect(body.error.issues[0].path).toBe("webhook.url");
   });
@@ -36,7 +42,9 @@ describe("ALLOWED_HOSTS at submission", () => {
   });
 
   it("rejects a callback step's URL leaving the allowlist", async () => {
-    const { body } = await submit({ steps: [{ tool: "callback", params: { url: "https://evil.test/notify" } }] });
+    const { body } = await submit({
+      steps: [{ tool: "callback", params: { url: "https://evil.test/notify" } }],
+    });
     expect(body.error.code).toBe("egress_denied");
     expect(body.error.issues.map((i: any) => i.path)).toEqual(["steps.0.params.url"]);
   });
@@ -51,7 +59,9 @@ describe("ALLOWED_HOSTS at submission", () => {
 
   it("rejects a compensate URL that is not http(s) as invalid_plan", async () => {
     const undo = { tool: "http", params: { url: "ftp://api.allowed.test/undo" } };
-    const { status, body } = await submit({ steps: [{ tool: "pass" }, { tool: "pass", compensate: undo }] });
+    const { status, body } = await submit({
+      steps: [{ tool: "pass" }, { tool: "pass", compensate: undo }],
+    });
     expect(status).toBe(400);
     expect(body.error.code).toBe("invalid_plan");
     expect(body.error.issues.map((i: any) => i.path)).toEqual(["steps.1.compensate.params.url"]);
@@ -62,11 +72,16 @@ describe("ALLOWED_HOSTS at submission", () => {
     const { status, body } = await submit({ steps: [{ tool: "facilities_list", params: {} }] });
     expect(status).toBe(400);
     expect(body.error.code).toBe("egress_denied");
-    expect(body.error.issues).toEqual([{ path: "steps.0.tool", message: expect.stringContaining("facilities_list") }]);
+    expect(body.error.issues).toEqual([
+      { path: "steps.0.tool", message: expect.stringContaining("facilities_list") },
+    ]);
   });
 
   it("leaves URLs built by templates to the check at call time", async () => {
-    const plan = { input: { host: "evil.test" }, steps: [{ tool: "http", params: { url: "https://${input.host}/x" } }] };
+    const plan = {
+      input: { host: "evil.test" },
+      steps: [{ tool: "http", params: { url: "https://${input.host}/x" } }],
+    };
     expect((await submit(plan)).status).toBe(200);
   });
 });

@@ -65,7 +65,10 @@ async function readUntil(
 }
 
 /** Reads a stream to its end (resolves only if the server closes it). */
-async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, text: string): Promise<string> {
+async function readToEnd(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  text: string,
+): Promise<string> {
   const decoder = new TextDecoder();
   for (;;) {
     const { value, done } = await reader.read();
@@ -96,7 +99,10 @@ function plan() {
 /** Makes every scheduled retry due now (the stored row is the timer), without sleeping. */
 async function makeRetriesDue(runId: string): Promise<void> {
   await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec("UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL", Date.now());
+    state.storage.sql.exec(
+      "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
+      Date.now(),
+    );
   });
 }
 
@@ -208,7 +214,11 @@ describe("GET /v1/runs/:id/events", () => {
   it("step_failed carries the last attempt's error, the same as the step's status entry", async () => {
     const { runId } = await retriedThenFailedRun();
     const failed = (await allEvents(runId)).find((e) => e.type === "step_failed");
-    expect(failed.data).toEqual({ category: "server_error", status: 500, message: expect.stringMatching(/^HTTP 500/) });
+    expect(failed.data).toEqual({
+      category: "server_error",
+      status: 500,
+      message: expect.stringMatching(/^HTTP 500/),
+    });
     expect(failed.data).toEqual((await status(runId)).steps[0].error);
   });
 
@@ -379,7 +389,12 @@ describe("GET /v1/runs/:id/events as SSE", () => {
 
     // Reconnected while the run is still live: the rest of the log so far arrives, and the stream stays open.
     const second = (await sse(runId, { "last-event-id": received[1]!.id! })).body!.getReader();
-    let text = await readUntil(second, "", (m) => m.some((e) => e.event === "step_retry_scheduled"), "the retry was scheduled");
+    let text = await readUntil(
+      second,
+      "",
+      (m) => m.some((e) => e.event === "step_retry_scheduled"),
+      "the retry was scheduled",
+    );
     expect((await status(runId)).status).toBe("running");
 
     await makeRetriesDue(runId);
@@ -410,13 +425,20 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect((await api(`/v1/runs/${runId}/retry`, { method: "POST" })).status).toBe(200);
 
     const reader = (await sse(runId)).body!.getReader();
-    let text = await readUntil(reader, "", (m) => m.some((e) => e.event === "run_finished"), "the first run_finished");
+    let text = await readUntil(
+      reader,
+      "",
+      (m) => m.some((e) => e.event === "run_finished"),
+      "the first run_finished",
+    );
     expect((await drive(runId)).status).toBe("completed");
     text = await readToEnd(reader, text);
 
     const messages = parseSse(text);
     expect(messages.map((m) => JSON.parse(m.data))).toEqual(await allEvents(runId));
-    const finished = messages.filter((m) => m.event === "run_finished").map((m) => JSON.parse(m.data).data.status);
+    const finished = messages
+      .filter((m) => m.event === "run_finished")
+      .map((m) => JSON.parse(m.data).data.status);
     expect(finished).toEqual(["partial", "completed"]);
     expect(messages.at(-1)!.event).toBe("run_finished");
   });

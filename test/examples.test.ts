@@ -53,7 +53,11 @@ describe("example 1: simple execution", () => {
     const run = await execute(simple);
     expect(run.status).toBe("completed");
     const [r] = await results(run.runId);
-    expect(r).toMatchObject({ success: true, tool: "shipments_list", metadata: { attempts: 1, retries: 0 } });
+    expect(r).toMatchObject({
+      success: true,
+      tool: "shipments_list",
+      metadata: { attempts: 1, retries: 0 },
+    });
     expect(r.data).toEqual(fake("/shipments", "limit=5"));
     expect(ids(r.data)).toEqual(["S1", "S2", "S3", "S4"]);
   });
@@ -144,7 +148,9 @@ describe("example 5: mixed parallel and sequential", () => {
   it("runs steps 0 and 1 concurrently", async () => {
     const run = await execute(mixed);
     const [s0, s1] = run.steps as { startedAt: string; endedAt: string }[];
-    expect(Math.max(ms(s0!.startedAt), ms(s1!.startedAt))).toBeLessThan(Math.min(ms(s0!.endedAt), ms(s1!.endedAt)));
+    expect(Math.max(ms(s0!.startedAt), ms(s1!.startedAt))).toBeLessThan(
+      Math.min(ms(s0!.endedAt), ms(s1!.endedAt)),
+    );
   });
 });
 
@@ -152,7 +158,12 @@ describe("partial-failure example (failFast: false)", () => {
   it("ends partial", async () => {
     const run = await execute(partialFailure);
     expect(run.status).toBe("partial");
-    expect(run.summary).toMatchObject({ totalSteps: 3, successfulSteps: 2, failedSteps: 1, skippedSteps: 0 });
+    expect(run.summary).toMatchObject({
+      totalSteps: 3,
+      successfulSteps: 2,
+      failedSteps: 1,
+      skippedSteps: 0,
+    });
   });
 
   it("fails the unknown_endpoint step once as a client_error 404", async () => {
@@ -179,6 +190,9 @@ describe("fail-fast example (failFast: true)", () => {
   it("ends failed", async () => {
     const run = await execute(failFast);
     expect(run.status).toBe("failed");
-    expect(run.steps[1]).toMatchObject({ status: "failed", error: { category: "client_error", status: 404 } });
+    expect(run.steps[1]).toMatchObject({
+      status: "failed",
+      error: { category: "client_error", status: 404 },
+    });
   });
 });

@@ -664,7 +664,14 @@ describe("forEach: output size", () => {
 
   it("an item whose output is larger than MAX_OUTPUT_BYTES fails as output_too_large and is not stored", async () => {
     const runId = await started({
-      steps: [{ id: "each", tool: "pass", forEach: ["small", "x".repeat(MAX_OUTPUT_BYTES)], params: { value: "${item}" } }],
+      steps: [
+        {
+          id: "each",
+          tool: "pass",
+          forEach: ["small", "x".repeat(MAX_OUTPUT_BYTES)],
+          params: { value: "${item}" },
+        },
+      ],
     });
     const s = await drive(runId);
     const each = byId(s).each;
@@ -685,7 +692,12 @@ describe("forEach: output size", () => {
   it("items each under the limit whose total is over it fail the step from the SQL total, before assembly", async () => {
     const runId = await started({
       steps: [
-        { id: "each", tool: "pass", forEach: ["a", "b", "c"], params: { value: { v: "${item}", pad: "p".repeat(100_000) } } },
+        {
+          id: "each",
+          tool: "pass",
+          forEach: ["a", "b", "c"],
+          params: { value: { v: "${item}", pad: "p".repeat(100_000) } },
+        },
         { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["each"] },
       ],
     });
@@ -706,7 +718,14 @@ describe("forEach: output size", () => {
     const e = 100_000;
     const x = MAX_OUTPUT_BYTES - 7 - 2 * e;
     const runId = await started({
-      steps: [{ id: "each", tool: "pass", forEach: ["é".repeat(e), "x".repeat(x)], params: { value: "${item}" } }],
+      steps: [
+        {
+          id: "each",
+          tool: "pass",
+          forEach: ["é".repeat(e), "x".repeat(x)],
+          params: { value: "${item}" },
+        },
+      ],
     });
     expect((await drive(runId)).status).toBe("completed");
     const data = (await stepDetail(runId, "each")).data;
@@ -717,10 +736,19 @@ describe("forEach: output size", () => {
     const e = 100_000;
     const x = MAX_OUTPUT_BYTES - 7 - 2 * e + 1;
     const runId = await started({
-      steps: [{ id: "each", tool: "pass", forEach: ["é".repeat(e), "x".repeat(x)], params: { value: "${item}" } }],
+      steps: [
+        {
+          id: "each",
+          tool: "pass",
+          forEach: ["é".repeat(e), "x".repeat(x)],
+          params: { value: "${item}" },
+        },
+      ],
     });
     const each = byId(await drive(runId)).each;
     expect(each.status).toBe("failed");
-    expect(each.error.message).toBe(`the 2 items' outputs total ${MAX_OUTPUT_BYTES + 1} bytes, more than MAX_OUTPUT_BYTES (${MAX_OUTPUT_BYTES})`);
+    expect(each.error.message).toBe(
+      `the 2 items' outputs total ${MAX_OUTPUT_BYTES + 1} bytes, more than MAX_OUTPUT_BYTES (${MAX_OUTPUT_BYTES})`,
+    );
   });
 });

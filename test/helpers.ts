@@ -50,12 +50,16 @@ export async function drive(runId: string, max = 50): Promise<any> {
  * have neither, workerd has taken its alarm and is about to call alarm(): wait (bounded)
  * until that shows. True when it did.
  */
-async function alarmInTransit(stub: ReturnType<typeof runStub>, runStatus: string): Promise<boolean> {
+async function alarmInTransit(
+  stub: ReturnType<typeof runStub>,
+  runStatus: string,
+): Promise<boolean> {
   if (runStatus !== "running" && runStatus !== "pending") return false;
   for (let k = 0; k < 100; k++) {
     await scheduler.wait(10);
     const busy = await runInDurableObject(stub, async (instance, state) => {
-      const live = (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone !== undefined;
+      const live =
+        (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone !== undefined;
       return live || (await state.storage.getAlarm()) !== null;
     });
     if (busy) return true;
@@ -67,7 +71,12 @@ async function alarmInTransit(stub: ReturnType<typeof runStub>, runStatus: strin
 async function awaitLiveIteration(stub: ReturnType<typeof runStub>): Promise<boolean> {
   const live = await runInDurableObject(stub, (instance) => {
     const done = (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone;
-    return done ? done.then(() => true, () => true) : false;
+    return done
+      ? done.then(
+          () => true,
+          () => true,
+        )
+      : false;
   });
   if (live) await scheduler.wait(10); // let that alarm re-arm after its iteration
   return live;
@@ -97,5 +106,7 @@ export function unique(label = "k"): string {
 
 /** Calls the upstream received from one run (by its `Idempotency-Key`) on paths starting with `prefix`. */
 export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
-  return (await upstreamCalls(prefix)).filter((c) => typeof c.idempotencyKey === "string" && c.idempotencyKey.startsWith(`${runId}:`));
+  return (await upstreamCalls(prefix)).filter(
+    (c) => typeof c.idempotencyKey === "string" && c.idempotencyKey.startsWith(`${runId}:`),
+  );
 }

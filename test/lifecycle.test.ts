@@ -194,7 +194,10 @@ describe("continuous mode iteration limit", () => {
     expect(s.error.category).toBe("iteration_limit_exceeded");
     const log = ((await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any).events;
     const finished = log.find((e: any) => e.type === "run_finished");
-    expect(finished.data).toMatchObject({ status: "failed", error: { category: "iteration_limit_exceeded" } });
+    expect(finished.data).toMatchObject({
+      status: "failed",
+      error: { category: "iteration_limit_exceeded" },
+    });
     expect(s.endedAt).not.toBeNull();
     expect(s.steps[0].status).toBe("cancelled");
     // the second attempt never ran
@@ -277,7 +280,12 @@ describe("redrive (POST /retry)", () => {
     const runId = await submitted({
       config: { failFast: true, maxParallel: 1 },
       steps: [
-        { id: "bad", tool: "http", params: { url: `${upstreamUrl}/script/${keyB}?plan=404,200` }, retry: { maxRetries: 0 } },
+        {
+          id: "bad",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${keyB}?plan=404,200` },
+          retry: { maxRetries: 0 },
+        },
         { id: "later", tool: "pass", params: { value: 1 } },
       ],
     });

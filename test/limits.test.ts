@@ -18,7 +18,9 @@ describe("input limits", () => {
 
   it("rejects a template expression longer than MAX_TEMPLATE_LENGTH (default 1024)", async () => {
     const expr = `input${".a".repeat(600)}`;
-    const { res, body } = await submit({ steps: [{ tool: "pass", params: { value: `\${${expr}}` } }] });
+    const { res, body } = await submit({
+      steps: [{ tool: "pass", params: { value: `\${${expr}}` } }],
+    });
     expect(res.status).toBe(400);
     expect(body.error.issues[0].path).toBe("steps.0.params.value");
     expect(body.error.issues[0].message).toMatch(/MAX_TEMPLATE_LENGTH/);

@@ -31,7 +31,10 @@ describe("GET /openapi.json", () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const served = createApp()
       .routes.filter((r) => r.method !== "ALL")
-      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "") || "/"}`);
+      .map(
+        (r) =>
+          `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "") || "/"}`,
+      );
     expect(served.length).toBeGreaterThan(10);
     for (const route of served) {
       const [method, path] = route.split(" ") as [string, string];
@@ -43,14 +46,23 @@ describe("GET /openapi.json", () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const body = doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
     expect(body.additionalProperties).toBe(false);
-    expect(body.properties.config.properties.maxParallel).toMatchObject({ minimum: 1, maximum: 100 });
+    expect(body.properties.config.properties.maxParallel).toMatchObject({
+      minimum: 1,
+      maximum: 100,
+    });
   });
 
   it("states the Worker's MAX_STEPS_PER_PLAN as the plan's step limit", async () => {
-    const res = await createApp().fetch(new Request("http://edgestep.test/openapi.json"), { ...env, MAX_STEPS_PER_PLAN: "7" });
+    const res = await createApp().fetch(new Request("http://edgestep.test/openapi.json"), {
+      ...env,
+      MAX_STEPS_PER_PLAN: "7",
+    });
     const doc = (await res.json()) as any;
     expect(doc.components.schemas.Plan.properties.steps.maxItems).toBe(7);
-    expect(doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema.properties.steps.maxItems).toBe(7);
+    expect(
+      doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema.properties.steps
+        .maxItems,
+    ).toBe(7);
   });
 
   it("declares a 401 on every operation that needs an API key, and none on the open ones", async () => {
@@ -82,7 +94,9 @@ describe("responses match the OpenAPI response schemas", () => {
   /** Strict whatever the schema's mode: an undeclared key is an issue (strict objects) or stripped (then unequal). */
   function expectShape(schema: z.ZodType, value: unknown) {
     const parsed = schema.safeParse(value);
-    expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(value).slice(0, 2000)).toEqual([]);
+    expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(value).slice(0, 2000)).toEqual(
+      [],
+    );
     expect(parsed.data).toStrictEqual(value);
   }
 
@@ -132,8 +146,19 @@ describe("responses match the OpenAPI response schemas", () => {
       config: { rollback: true },
       webhook: { url: script(`${key}-hook`) },
       steps: [
-        { id: "a", tool: "http", params: { url: script(`${key}-a`) }, compensate: { tool: "http", params: { url: script(`${key}-undo`) } } },
-        { id: "c", tool: "http", params: { url: script(`${key}-c`, "?plan=404") }, dependsOn: ["a"], onFailure: "fail_run" },
+        {
+          id: "a",
+          tool: "http",
+          params: { url: script(`${key}-a`) },
+          compensate: { tool: "http", params: { url: script(`${key}-undo`) } },
+        },
+        {
+          id: "c",
+          tool: "http",
+          params: { url: script(`${key}-c`, "?plan=404") },
+          dependsOn: ["a"],
+          onFailure: "fail_run",
+        },
       ],
     });
     const s = await settle(runId);
@@ -150,7 +175,14 @@ describe("responses match the OpenAPI response schemas", () => {
   it("a forEach step: status (items) and step detail (per-item attemptLog)", async () => {
     const key = unique("oa-fe");
     const { runId } = await start({
-      steps: [{ id: "each", tool: "http", forEach: ["a", "b"], params: { url: script(`${key}-\${index}`) } }],
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          forEach: ["a", "b"],
+          params: { url: script(`${key}-\${index}`) },
+        },
+      ],
     });
     const s = await drive(runId);
     expect(s.steps[0].items).toMatchObject({ total: 2, succeeded: 2 });
@@ -163,19 +195,36 @@ describe("responses match the OpenAPI response schemas", () => {
   it("a step waiting for its retry: status (nextAttemptAt, error) and step detail", async () => {
     const key = unique("oa-retry");
     const { runId } = await start({
-      steps: [{ id: "r", tool: "http", params: { url: script(`${key}-r`, "?plan=503,200") }, retry: { maxRetries: 2, baseDelayMs: 60_000, jitter: "none" } }],
+      steps: [
+        {
+          id: "r",
+          tool: "http",
+          params: { url: script(`${key}-r`, "?plan=503,200") },
+          retry: { maxRetries: 2, baseDelayMs: 60_000, jitter: "none" },
+        },
+      ],
     });
     await runDurableObjectAlarm(runStub(runId));
     const s = await status(runId);
-    expect(s.steps[0]).toMatchObject({ status: "retrying", nextAttemptAt: expect.any(String), error: expect.anything() });
+    expect(s.steps[0]).toMatchObject({
+      status: "retrying",
+      nextAttemptAt: expect.any(String),
+      error: expect.anything(),
+    });
     expectShape(runStatusSchema, s);
     expectShape(stepDetailSchema, await stepDetail(runId, "r"));
   });
 
   it("validation and error bodies", async () => {
-    const valid = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify({ steps: [{ tool: "pass" }] }) });
+    const valid = await api("/v1/plans/validate", {
+      method: "POST",
+      body: JSON.stringify({ steps: [{ tool: "pass" }] }),
+    });
     expectShape(validateResultSchema, await valid.json());
-    const invalid = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify({ steps: [] }) });
+    const invalid = await api("/v1/plans/validate", {
+      method: "POST",
+      body: JSON.stringify({ steps: [] }),
+    });
     expect(invalid.status).toBe(400);
     expectShape(errorSchema, await invalid.json());
   });

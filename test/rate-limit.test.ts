@@ -11,7 +11,14 @@ describe("RUNS_PER_MINUTE", () => {
     const [a, b] = [unique("key"), unique("key")];
     const limited = { ...env, API_KEYS: `${a},${b}`, RUNS_PER_MINUTE: "2" };
     const post = (key: string) =>
-      app.fetch(new Request("http://edgestep.test/v1/runs", { method: "POST", body: plan, headers: { authorization: `Bearer ${key}` } }), limited);
+      app.fetch(
+        new Request("http://edgestep.test/v1/runs", {
+          method: "POST",
+          body: plan,
+          headers: { authorization: `Bearer ${key}` },
+        }),
+        limited,
+      );
     expect((await post(a)).status).toBe(202);
     expect((await post(a)).status).toBe(202);
     const third = await post(a);
@@ -27,7 +34,14 @@ describe("RUNS_PER_MINUTE", () => {
     const key = unique("key");
     const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: "1" };
     const post = (body: string) =>
-      app.fetch(new Request("http://edgestep.test/v1/runs", { method: "POST", body, headers: { authorization: `Bearer ${key}` } }), limited);
+      app.fetch(
+        new Request("http://edgestep.test/v1/runs", {
+          method: "POST",
+          body,
+          headers: { authorization: `Bearer ${key}` },
+        }),
+        limited,
+      );
     expect((await post("{bad")).status).toBe(400);
     expect((await post(plan)).status).toBe(202);
   });
@@ -38,7 +52,11 @@ describe("RUNS_PER_MINUTE", () => {
     const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: String(limit) };
     return (headers: Record<string, string> = {}) =>
       app.fetch(
-        new Request("http://edgestep.test/v1/runs", { method: "POST", body: plan, headers: { authorization: `Bearer ${key}`, ...headers } }),
+        new Request("http://edgestep.test/v1/runs", {
+          method: "POST",
+          body: plan,
+          headers: { authorization: `Bearer ${key}`, ...headers },
+        }),
         limited,
       );
   }

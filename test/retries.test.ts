@@ -6,7 +6,17 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, drive, results, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import {
+  api,
+  drive,
+  results,
+  runStub,
+  status,
+  submit,
+  unique,
+  upstreamCalls,
+  upstreamUrl,
+} from "./helpers";
 
 function scriptUrl(key: string, plan: string, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({ plan, ...extra });
@@ -33,7 +43,10 @@ async function fireAlarm(runId: string): Promise<boolean> {
 /** Makes every scheduled retry due now, without waiting (the stored row is the timer). */
 async function makeRetriesDue(runId: string): Promise<void> {
   await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec("UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL", Date.now());
+    state.storage.sql.exec(
+      "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
+      Date.now(),
+    );
   });
 }
 
@@ -47,7 +60,14 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
   it("Retry-After in seconds: no attempt before it, then the retry succeeds", async () => {
     const key = unique("r429s");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "429,200", { retryAfter: "1" }) }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "429,200", { retryAfter: "1" }) },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
 
     await fireAlarm(runId);
@@ -55,7 +75,11 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     expect(first.status).toBe("retrying");
     expect(first.attempts).toBe(1);
     expect(first.attemptLog).toHaveLength(1);
-    expect(first.attemptLog[0]).toMatchObject({ attempt: 1, category: "rate_limited", status: 429 });
+    expect(first.attemptLog[0]).toMatchObject({
+      attempt: 1,
+      category: "rate_limited",
+      status: 429,
+    });
     expect(first.error).toMatchObject({ category: "rate_limited", status: 429 });
     expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(ms(first.attemptLog[0].endedAt) + 1000);
     // The alarm points at the retry, not earlier.
@@ -85,7 +109,14 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     const at = new Date(Date.now() + 30_000);
     const httpDate = at.toUTCString(); // second precision
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "429,200", { retryAfter: httpDate }) }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "429,200", { retryAfter: httpDate }) },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
 
     await fireAlarm(runId);
@@ -118,7 +149,9 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
     expect(first.status).toBe("retrying");
-    expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(ms(first.attemptLog[0].endedAt) + 120_000);
+    expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(
+      ms(first.attemptLog[0].endedAt) + 120_000,
+    );
   });
 });
 
@@ -126,7 +159,14 @@ describe("server errors (SPEC 5.2)", () => {
   it("503, 503, then 200: three attempts, each recorded, one Idempotency-Key", async () => {
     const key = unique("r503");
     const runId = await start({
-      steps: [{ id: "fetch", tool: "http", params: { url: scriptUrl(key, "503,503,200") }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "fetch",
+          tool: "http",
+          params: { url: scriptUrl(key, "503,503,200") },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
     const final = await drive(runId);
     expect(final.status).toBe("completed");
@@ -138,7 +178,11 @@ describe("server errors (SPEC 5.2)", () => {
     expect(step.metadata).toMatchObject({ attempts: 3, retries: 2, status: 200 });
     expect(step.error).toBeUndefined();
     expect(step.attemptLog.map((a: any) => a.attempt)).toEqual([1, 2, 3]);
-    expect(step.attemptLog.map((a: any) => a.category)).toEqual(["server_error", "server_error", undefined]);
+    expect(step.attemptLog.map((a: any) => a.category)).toEqual([
+      "server_error",
+      "server_error",
+      undefined,
+    ]);
     expect(step.attemptLog[0].status).toBe(503);
     expect(step.attemptLog[1].status).toBe(503);
     expect(step.attemptLog[2].status).toBe(200);
@@ -150,26 +194,46 @@ describe("server errors (SPEC 5.2)", () => {
 
     const calls = await upstreamCalls(`/script/${key}`);
     expect(calls).toHaveLength(3);
-    expect(calls.map((c) => c.idempotencyKey)).toEqual([`${runId}:fetch`, `${runId}:fetch`, `${runId}:fetch`]);
+    expect(calls.map((c) => c.idempotencyKey)).toEqual([
+      `${runId}:fetch`,
+      `${runId}:fetch`,
+      `${runId}:fetch`,
+    ]);
     expect(calls.map((c) => c.attempt)).toEqual([1, 2, 3]);
   });
 
   it("503 honours Retry-After too", async () => {
     const key = unique("r503ra");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "503,200", { retryAfter: "45" }) }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "503,200", { retryAfter: "45" }) },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
     expect(first.status).toBe("retrying");
     expect(first.attemptLog[0]).toMatchObject({ category: "server_error", status: 503 });
-    expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(ms(first.attemptLog[0].endedAt) + 45_000);
+    expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(
+      ms(first.attemptLog[0].endedAt) + 45_000,
+    );
   });
 
   it.each([500, 502, 504, 408])("HTTP %i is a retried server_error", async (code) => {
     const key = unique(`r${code}`);
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, `${code},200`) }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, `${code},200`) },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
     expect((await drive(runId)).status).toBe("completed");
     const step = await stepDetail(runId, "s");
@@ -180,7 +244,14 @@ describe("server errors (SPEC 5.2)", () => {
   it("retries exhausted: 500 forever with maxRetries 2 fails after 3 attempts with its last category", async () => {
     const key = unique("r500x");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "500") }, retry: { maxRetries: 2, baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "500") },
+          retry: { maxRetries: 2, baseDelayMs: 0 },
+        },
+      ],
     });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
@@ -190,14 +261,25 @@ describe("server errors (SPEC 5.2)", () => {
     expect(step.attempts).toBe(3);
     expect(step.nextAttemptAt).toBeUndefined();
     expect(step.error).toMatchObject({ category: "server_error", status: 500 });
-    expect(step.attemptLog.map((a: any) => a.category)).toEqual(["server_error", "server_error", "server_error"]);
+    expect(step.attemptLog.map((a: any) => a.category)).toEqual([
+      "server_error",
+      "server_error",
+      "server_error",
+    ]);
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(3);
   });
 
   it("maxRetries 0 means a single attempt", async () => {
     const key = unique("r500z");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "500,200") }, retry: { maxRetries: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "500,200") },
+          retry: { maxRetries: 0 },
+        },
+      ],
     });
     expect((await drive(runId)).status).toBe("failed");
     expect((await stepDetail(runId, "s")).attempts).toBe(1);
@@ -210,7 +292,12 @@ describe("server errors (SPEC 5.2)", () => {
       config: { retry: { maxRetries: 1, baseDelayMs: 0 } },
       steps: [
         { id: "plan-level", tool: "http", params: { url: scriptUrl(`${key}-a`, "500") } },
-        { id: "step-level", tool: "http", params: { url: scriptUrl(`${key}-b`, "500") }, retry: { maxRetries: 3 } },
+        {
+          id: "step-level",
+          tool: "http",
+          params: { url: scriptUrl(`${key}-b`, "500") },
+          retry: { maxRetries: 3 },
+        },
       ],
     });
     expect((await drive(runId)).status).toBe("failed");
@@ -223,7 +310,14 @@ describe("errors that are not retried (SPEC 5.2)", () => {
   it("401 is a client_error: one attempt, the run fails", async () => {
     const key = unique("r401");
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, "401,200") }, retry: { maxRetries: 5, baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, "401,200") },
+          retry: { maxRetries: 5, baseDelayMs: 0 },
+        },
+      ],
     });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
@@ -231,17 +325,29 @@ describe("errors that are not retried (SPEC 5.2)", () => {
     expect(step.status).toBe("failed");
     expect(step.attempts).toBe(1);
     expect(step.error).toMatchObject({ category: "client_error", status: 401 });
-    expect(step.attemptLog).toEqual([expect.objectContaining({ attempt: 1, category: "client_error", status: 401 })]);
+    expect(step.attemptLog).toEqual([
+      expect.objectContaining({ attempt: 1, category: "client_error", status: 401 }),
+    ]);
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
   });
 
   it.each([400, 403, 404, 422])("HTTP %i is a client_error and is not retried", async (code) => {
     const key = unique(`r${code}`);
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: scriptUrl(key, `${code},200`) }, retry: { baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: scriptUrl(key, `${code},200`) },
+          retry: { baseDelayMs: 0 },
+        },
+      ],
     });
     expect((await drive(runId)).status).toBe("failed");
-    expect((await stepDetail(runId, "s")).error).toMatchObject({ category: "client_error", status: code });
+    expect((await stepDetail(runId, "s")).error).toMatchObject({
+      category: "client_error",
+      status: code,
+    });
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
   });
 });
@@ -249,7 +355,15 @@ describe("errors that are not retried (SPEC 5.2)", () => {
 describe("timeouts (SPEC 5.2)", () => {
   it("an attempt past timeoutMs is a timeout, retried under the policy, then the step fails", async () => {
     const runId = await start({
-      steps: [{ id: "slow", tool: "http", params: { url: `${upstreamUrl}/hang` }, timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "slow",
+          tool: "http",
+          params: { url: `${upstreamUrl}/hang` },
+          timeoutMs: 100,
+          retry: { maxRetries: 1, baseDelayMs: 0 },
+        },
+      ],
     });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
@@ -258,8 +372,11 @@ describe("timeouts (SPEC 5.2)", () => {
     expect(step.attempts).toBe(2);
     expect(step.error).toMatchObject({ category: "timeout" });
     expect(step.attemptLog.map((a: any) => a.category)).toEqual(["timeout", "timeout"]);
-    for (const a of step.attemptLog) expect(ms(a.endedAt) - ms(a.startedAt)).toBeGreaterThanOrEqual(100);
-    const calls = (await upstreamCalls("/hang")).filter((c) => c.idempotencyKey === `${runId}:slow`);
+    for (const a of step.attemptLog)
+      expect(ms(a.endedAt) - ms(a.startedAt)).toBeGreaterThanOrEqual(100);
+    const calls = (await upstreamCalls("/hang")).filter(
+      (c) => c.idempotencyKey === `${runId}:slow`,
+    );
     expect(calls.map((c) => c.attempt)).toEqual([1, 2]);
   });
 
@@ -277,7 +394,14 @@ describe("network errors (SPEC 5.2)", () => {
   it("a refused connection is a retried network error", async () => {
     // Port 1 on loopback: nothing listens there.
     const runId = await start({
-      steps: [{ id: "s", tool: "http", params: { url: "http://127.0.0.1:1/nothing" }, retry: { maxRetries: 1, baseDelayMs: 0 } }],
+      steps: [
+        {
+          id: "s",
+          tool: "http",
+          params: { url: "http://127.0.0.1:1/nothing" },
+          retry: { maxRetries: 1, baseDelayMs: 0 },
+        },
+      ],
     });
     expect((await drive(runId)).status).toBe("failed");
     const step = await stepDetail(runId, "s");
@@ -292,7 +416,11 @@ describe("status while a retry is scheduled (SPEC 5.2, 6)", () => {
     const runId = await start({
       steps: [
         { id: "ok", tool: "http", params: { url: scriptUrl(`${key}-ok`, "200") } },
-        { id: "flaky", tool: "http", params: { url: scriptUrl(`${key}-flaky`, "503,200", { retryAfter: "60" }) } },
+        {
+          id: "flaky",
+          tool: "http",
+          params: { url: scriptUrl(`${key}-flaky`, "503,200", { retryAfter: "60" }) },
+        },
         { id: "after", tool: "pass", params: { value: "${steps.flaky.data.call}" } },
       ],
     });
@@ -303,7 +431,11 @@ describe("status while a retry is scheduled (SPEC 5.2, 6)", () => {
     expect(byId.ok).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(byId.ok.error).toBeUndefined();
     expect(byId.ok.nextAttemptAt).toBeUndefined();
-    expect(byId.flaky).toMatchObject({ status: "retrying", attempts: 1, error: { category: "server_error", status: 503 } });
+    expect(byId.flaky).toMatchObject({
+      status: "retrying",
+      attempts: 1,
+      error: { category: "server_error", status: 503 },
+    });
     expect(typeof byId.flaky.error.message).toBe("string");
     expect(ms(byId.flaky.nextAttemptAt)).toBeGreaterThan(Date.now() + 30_000);
     expect(byId.after).toMatchObject({ status: "pending", attempts: 0 });

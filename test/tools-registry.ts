@@ -17,7 +17,10 @@ export function testRegistry(upstreamUrl: string) {
     secure_echo: {
       url: `${upstreamUrl}/echo`,
       method: "POST",
-      headers: { Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}", "X-Api-Key": "${secrets.UPSTREAM_TOKEN}" },
+      headers: {
+        Authorization: "Bearer ${secrets.UPSTREAM_TOKEN}",
+        "X-Api-Key": "${secrets.UPSTREAM_TOKEN}",
+      },
     },
     secure_unauthorized: {
       url: `${upstreamUrl}/unauthorized`,

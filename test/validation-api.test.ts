@@ -12,7 +12,12 @@ import { api, runStub, submit, unique, upstreamUrl } from "./helpers";
 /** Auth is off in tests: every caller is this owner (src/api/app.ts). */
 const OWNER = "public";
 
-const pass = (id: string, extra: Record<string, unknown> = {}) => ({ id, tool: "pass", params: { value: id }, ...extra });
+const pass = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  tool: "pass",
+  params: { value: id },
+  ...extra,
+});
 
 interface Rejection {
   status: number;
@@ -78,7 +83,15 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
 
   it("an http header name that is not an HTTP token", async () => {
     await expectInvalid(
-      { steps: [{ id: "a", tool: "http", params: { url: `${upstreamUrl}/echo`, headers: { "a\nb": "x" } } }] },
+      {
+        steps: [
+          {
+            id: "a",
+            tool: "http",
+            params: { url: `${upstreamUrl}/echo`, headers: { "a\nb": "x" } },
+          },
+        ],
+      },
       "steps.0.params.headers.a\nb",
       /header name/,
     );
@@ -97,19 +110,34 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   });
 
   it("an unknown dependency", async () => {
-    await expectInvalid({ steps: [pass("a"), pass("b", { dependsOn: ["a", "ghost"] })] }, "steps.1.dependsOn.1", /ghost/);
+    await expectInvalid(
+      { steps: [pass("a"), pass("b", { dependsOn: ["a", "ghost"] })] },
+      "steps.1.dependsOn.1",
+      /ghost/,
+    );
   });
 
   it("an unknown dependency through the depends_on alias", async () => {
-    await expectInvalid({ steps: [pass("a"), pass("b", { depends_on: ["ghost"] })] }, "steps.1.depends_on.0", /ghost/);
+    await expectInvalid(
+      { steps: [pass("a"), pass("b", { depends_on: ["ghost"] })] },
+      "steps.1.depends_on.0",
+      /ghost/,
+    );
   });
 
   it("a dependency on a plan index that does not exist", async () => {
-    await expectInvalid({ steps: [pass("a"), pass("b", { dependsOn: [7] })] }, "steps.1.dependsOn.0");
+    await expectInvalid(
+      { steps: [pass("a"), pass("b", { dependsOn: [7] })] },
+      "steps.1.dependsOn.0",
+    );
   });
 
   it("a self-dependency", async () => {
-    await expectInvalid({ steps: [pass("a"), pass("b", { dependsOn: ["b"] })] }, "steps.1.dependsOn.0", /itself/);
+    await expectInvalid(
+      { steps: [pass("a"), pass("b", { dependsOn: ["b"] })] },
+      "steps.1.dependsOn.0",
+      /itself/,
+    );
   });
 
   it("a cycle: the message names the cycle's steps and only them", async () => {
@@ -150,7 +178,11 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   });
 
   it("an unknown tool", async () => {
-    await expectInvalid({ steps: [pass("a"), { id: "b", tool: "no_such_tool" }] }, "steps.1.tool", /no_such_tool/);
+    await expectInvalid(
+      { steps: [pass("a"), { id: "b", tool: "no_such_tool" }] },
+      "steps.1.tool",
+      /no_such_tool/,
+    );
   });
 
   it("a template syntax error: unclosed ${", async () => {
@@ -161,11 +193,17 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   });
 
   it("a template syntax error: empty expression", async () => {
-    await expectInvalid({ steps: [{ id: "a", tool: "pass", params: { value: { deep: ["${}"] } } }] }, "steps.0.params.value.deep.0");
+    await expectInvalid(
+      { steps: [{ id: "a", tool: "pass", params: { value: { deep: ["${}"] } } }] },
+      "steps.0.params.value.deep.0",
+    );
   });
 
   it("a template syntax error: not a valid JSONPath", async () => {
-    await expectInvalid({ steps: [pass("a"), { id: "b", tool: "pass", params: { value: "${steps.a.data[0}" } }] }, "steps.1.params.value");
+    await expectInvalid(
+      { steps: [pass("a"), { id: "b", tool: "pass", params: { value: "${steps.a.data[0}" } }] },
+      "steps.1.params.value",
+    );
   });
 
   it("a template referencing an unknown step", async () => {
@@ -177,11 +215,18 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   });
 
   it("a template referencing a step index past the plan", async () => {
-    await expectInvalid({ steps: [pass("a"), { id: "b", tool: "pass", params: { value: "${step[5].data}" } }] }, "steps.1.params.value");
+    await expectInvalid(
+      { steps: [pass("a"), { id: "b", tool: "pass", params: { value: "${step[5].data}" } }] },
+      "steps.1.params.value",
+    );
   });
 
   it("a `when` template referencing an unknown step", async () => {
-    await expectInvalid({ steps: [pass("a", { when: "${steps.ghost.data}" })] }, "steps.0.when", /ghost/);
+    await expectInvalid(
+      { steps: [pass("a", { when: "${steps.ghost.data}" })] },
+      "steps.0.when",
+      /ghost/,
+    );
   });
 
   it("more steps than MAX_STEPS_PER_PLAN (default 1000)", async () => {
@@ -211,11 +256,21 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   it("a body of exactly MAX_PLAN_BYTES is within the limit", async () => {
     const limit = 1024 * 1024;
     const shell = JSON.stringify({ steps: [{ tool: "pass", params: { value: "" } }] });
-    const body = JSON.stringify({ steps: [{ tool: "pass", params: { value: "x".repeat(limit - shell.length) } }] });
+    const body = JSON.stringify({
+      steps: [{ tool: "pass", params: { value: "x".repeat(limit - shell.length) } }],
+    });
     expect(body.length).toBe(limit);
-    const res = await api("/v1/plans/validate", { method: "POST", headers: { "content-type": "application/json" }, body });
+    const res = await api("/v1/plans/validate", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
     expect(res.status).toBe(200);
-    const over = await api("/v1/plans/validate", { method: "POST", headers: { "content-type": "application/json" }, body: `${body} ` });
+    const over = await api("/v1/plans/validate", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `${body} `,
+    });
     expect(over.status).toBe(413);
   });
 
@@ -228,20 +283,59 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
   });
 
   it("a webhook URL that is not http(s)", async () => {
-    await expectInvalid({ webhook: { url: "mailto:ops@example.com" }, steps: [pass("a")] }, "webhook.url");
+    await expectInvalid(
+      { webhook: { url: "mailto:ops@example.com" }, steps: [pass("a")] },
+      "webhook.url",
+    );
   });
 
   const outOfRange: [string, Record<string, unknown>, string][] = [
     ["step timeoutMs below 100", { steps: [pass("a", { timeoutMs: 99 })] }, "steps.0.timeoutMs"],
-    ["step timeoutMs above 900000", { steps: [pass("a", { timeoutMs: 900_001 })] }, "steps.0.timeoutMs"],
-    ["config.stepTimeoutMs below 100", { config: { stepTimeoutMs: 50 }, steps: [pass("a")] }, "config.stepTimeoutMs"],
-    ["config.stepTimeoutMs above 900000", { config: { stepTimeoutMs: 900_001 }, steps: [pass("a")] }, "config.stepTimeoutMs"],
-    ["step retry.maxRetries above 20", { steps: [pass("a", { retry: { maxRetries: 21 } })] }, "steps.0.retry.maxRetries"],
-    ["step retry.maxRetries negative", { steps: [pass("a", { retry: { maxRetries: -1 } })] }, "steps.0.retry.maxRetries"],
-    ["config.retry.baseDelayMs above 3600000", { config: { retry: { baseDelayMs: 3_600_001 } }, steps: [pass("a")] }, "config.retry.baseDelayMs"],
-    ["config.retry.maxDelayMs negative", { config: { retry: { maxDelayMs: -5 } }, steps: [pass("a")] }, "config.retry.maxDelayMs"],
-    ["step retry.maxDelayMs above 3600000", { steps: [pass("a", { retry: { maxDelayMs: 3_600_001 } })] }, "steps.0.retry.maxDelayMs"],
-    ["an unknown field inside retry", { steps: [pass("a", { retry: { maxRetry: 2 } })] }, "steps.0.retry.maxRetry"],
+    [
+      "step timeoutMs above 900000",
+      { steps: [pass("a", { timeoutMs: 900_001 })] },
+      "steps.0.timeoutMs",
+    ],
+    [
+      "config.stepTimeoutMs below 100",
+      { config: { stepTimeoutMs: 50 }, steps: [pass("a")] },
+      "config.stepTimeoutMs",
+    ],
+    [
+      "config.stepTimeoutMs above 900000",
+      { config: { stepTimeoutMs: 900_001 }, steps: [pass("a")] },
+      "config.stepTimeoutMs",
+    ],
+    [
+      "step retry.maxRetries above 20",
+      { steps: [pass("a", { retry: { maxRetries: 21 } })] },
+      "steps.0.retry.maxRetries",
+    ],
+    [
+      "step retry.maxRetries negative",
+      { steps: [pass("a", { retry: { maxRetries: -1 } })] },
+      "steps.0.retry.maxRetries",
+    ],
+    [
+      "config.retry.baseDelayMs above 3600000",
+      { config: { retry: { baseDelayMs: 3_600_001 } }, steps: [pass("a")] },
+      "config.retry.baseDelayMs",
+    ],
+    [
+      "config.retry.maxDelayMs negative",
+      { config: { retry: { maxDelayMs: -5 } }, steps: [pass("a")] },
+      "config.retry.maxDelayMs",
+    ],
+    [
+      "step retry.maxDelayMs above 3600000",
+      { steps: [pass("a", { retry: { maxDelayMs: 3_600_001 } })] },
+      "steps.0.retry.maxDelayMs",
+    ],
+    [
+      "an unknown field inside retry",
+      { steps: [pass("a", { retry: { maxRetry: 2 } })] },
+      "steps.0.retry.maxRetry",
+    ],
   ];
   it.each(outOfRange)("%s", async (_name, plan, path) => {
     await expectInvalid(plan, path);
@@ -253,7 +347,9 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
     });
     expect(r.status).toBe(400);
     const paths = r.body.error.issues.map((i: any) => i.path);
-    expect(paths).toEqual(expect.arrayContaining(["steps.0.dependsOn.0", "steps.1.id", "steps.1.tool"]));
+    expect(paths).toEqual(
+      expect.arrayContaining(["steps.0.dependsOn.0", "steps.1.id", "steps.1.tool"]),
+    );
     await expectNoRun(r.runId);
   });
 });
@@ -296,7 +392,13 @@ describe("POST /v1/plans/validate", () => {
 
   it("the critical path follows the longest chain", async () => {
     const { status, body } = await validate({
-      steps: [pass("a"), pass("short", { dependsOn: ["a"] }), pass("b", { dependsOn: ["a"] }), pass("c", { dependsOn: ["b"] }), pass("d", { dependsOn: ["c", "short"] })],
+      steps: [
+        pass("a"),
+        pass("short", { dependsOn: ["a"] }),
+        pass("b", { dependsOn: ["a"] }),
+        pass("c", { dependsOn: ["b"] }),
+        pass("d", { dependsOn: ["c", "short"] }),
+      ],
     });
     expect(status).toBe(200);
     expect(body.criticalPath).toEqual(["a", "b", "c", "d"]);
@@ -320,7 +422,9 @@ describe("POST /v1/plans/validate", () => {
     expect(validated.status).toBe(400);
     expect(validated.body).toEqual(submitted.body);
     expect(validated.body.error.code).toBe("invalid_plan");
-    expect(validated.body.error.issues).toEqual([{ path: "steps.1.dependsOn.1", message: expect.stringContaining("ghost") }]);
+    expect(validated.body.error.issues).toEqual([
+      { path: "steps.1.dependsOn.1", message: expect.stringContaining("ghost") },
+    ]);
   });
 
   it("answers malformed JSON with a 400 at the root", async () => {
@@ -344,9 +448,20 @@ describe("JSON 404s (SPEC 6)", () => {
   it("looking up an unknown run id writes nothing to its Durable Object", async () => {
     const id = `run_${"e".repeat(32)}`;
     expect((await api(`/v1/runs/${id}`)).status).toBe(404);
-    expect((await api(`/v1/callbacks/cb_${"e".repeat(32)}_${"0".repeat(64)}`, { method: "POST", body: '{"output":1}' })).status).toBe(404);
+    expect(
+      (
+        await api(`/v1/callbacks/cb_${"e".repeat(32)}_${"0".repeat(64)}`, {
+          method: "POST",
+          body: '{"output":1}',
+        })
+      ).status,
+    ).toBe(404);
     const tables = await runInDurableObject(runStub(id), (_, state) =>
-      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").toArray(),
+      state.storage.sql
+        .exec(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+        )
+        .toArray(),
     );
     expect(tables).toEqual([]);
   });
@@ -375,7 +490,11 @@ describe("JSON 404s (SPEC 6)", () => {
   });
 
   it("an unknown route", async () => {
-    for (const [method, path] of [["GET", "/v1/nope"], ["GET", "/nowhere"], ["DELETE", "/v1/runs"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/v1/nope"],
+      ["GET", "/nowhere"],
+      ["DELETE", "/v1/runs"],
+    ] as const) {
       const res = await api(path, { method });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.headers.get("content-type")).toMatch(/application\/json/);

@@ -73,7 +73,13 @@ describe("webhook delivery", () => {
     const runId = await submitted(plan(hook, { webhook: { url: hook, secret: SECRET } }));
     expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
     const s = await status(runId);
-    expect(s.webhook.deliveries).toEqual([expect.objectContaining({ attempt: 1, status: 307, error: expect.stringMatching(/redirect/) })]);
+    expect(s.webhook.deliveries).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        status: 307,
+        error: expect.stringMatching(/redirect/),
+      }),
+    ]);
     expect(await upstreamCalls(target.path)).toEqual([]);
   });
 
@@ -92,8 +98,14 @@ describe("webhook delivery", () => {
     const calls = await upstreamCalls(hook.path);
     expect(calls).toHaveLength(3);
     const third = calls[2];
-    expect(JSON.parse(third.body)).toMatchObject({ type: "run.completed", runId, status: "completed" });
-    expect(await verifyEdgestepSignature(SECRET, third.headers["x-edgestep-signature"], third.body)).toBe(true);
+    expect(JSON.parse(third.body)).toMatchObject({
+      type: "run.completed",
+      runId,
+      status: "completed",
+    });
+    expect(
+      await verifyEdgestepSignature(SECRET, third.headers["x-edgestep-signature"], third.body),
+    ).toBe(true);
   });
 
   it("makes the first attempt in the alarm that finishes the run", async () => {
@@ -208,7 +220,12 @@ describe("webhook delivery", () => {
     await runInDurableObject(runStub(unique("outbox")), async (_, state) => {
       const db = new Sql(state.storage.sql);
       migrate(db);
-      const outbox = new WebhookOutbox(db, { fetcher: (r) => fetch(r), allowedHosts: null, maxAttempts: MAX_ATTEMPTS, event() {} });
+      const outbox = new WebhookOutbox(db, {
+        fetcher: (r) => fetch(r),
+        allowedHosts: null,
+        maxAttempts: MAX_ATTEMPTS,
+        event() {},
+      });
       outbox.enqueue("run.completed", { runId: "run_unsigned" }, Date.now());
       await outbox.deliverDue({ url: hook.url, secret: undefined }, Date.now());
     });
@@ -337,7 +354,11 @@ describe("webhook events", () => {
       webhook: { url: hook.url, secret: SECRET },
       steps: [
         // 400 is a client error: not retried
-        { id: "a", tool: "http", params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` } },
+        {
+          id: "a",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` },
+        },
         { id: "b", tool: "pass", params: { value: "${steps.a.data}" } },
       ],
     });
@@ -349,7 +370,13 @@ describe("webhook events", () => {
       eventId: call.headers["x-edgestep-event-id"],
       runId,
       status: "failed",
-      summary: { totalSteps: 2, successfulSteps: 0, failedSteps: 1, skippedSteps: 1, cancelledSteps: 0 },
+      summary: {
+        totalSteps: 2,
+        successfulSteps: 0,
+        failedSteps: 1,
+        skippedSteps: 1,
+        cancelledSteps: 0,
+      },
       startedAt: s.startedAt,
       endedAt: s.endedAt,
     });
@@ -362,7 +389,11 @@ describe("webhook events", () => {
       webhook: { url: hook.url, secret: SECRET },
       steps: [
         { id: "a", tool: "pass", params: { value: 1 } },
-        { id: "b", tool: "http", params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` } },
+        {
+          id: "b",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${unique("hook-step")}?plan=400` },
+        },
       ],
     });
     const s = await drive(runId);
@@ -373,7 +404,13 @@ describe("webhook events", () => {
       eventId: call.headers["x-edgestep-event-id"],
       runId,
       status: "partial",
-      summary: { totalSteps: 2, successfulSteps: 1, failedSteps: 1, skippedSteps: 0, cancelledSteps: 0 },
+      summary: {
+        totalSteps: 2,
+        successfulSteps: 1,
+        failedSteps: 1,
+        skippedSteps: 0,
+        cancelledSteps: 0,
+      },
       startedAt: s.startedAt,
       endedAt: s.endedAt,
     });

@@ -23,7 +23,15 @@ export function createApp() {
   app.route("/v1/runs", runRoutes);
 
   app.notFound((c) =>
-    c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404),
+    c.json(
+      {
+        error: {
+          code: "not_found",
+          message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
+        },
+      },
+      404,
+    ),
   );
 
   app.onError((err, c) => {
@@ -41,7 +49,15 @@ export function createApp() {
     if (err instanceof HTTPException) {
       if (err.res) return err.getResponse();
       const status = err.status;
-      return c.json({ error: { code: status === 413 ? "payload_too_large" : "bad_request", message: err.message } }, status);
+      return c.json(
+        {
+          error: {
+            code: status === 413 ? "payload_too_large" : "bad_request",
+            message: err.message,
+          },
+        },
+        status,
+      );
     }
     console.error("unhandled error", err);
     return c.json({ error: { code: "internal", message: "internal error" } }, 500);

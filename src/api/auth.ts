@@ -39,7 +39,8 @@ async function matchingKey(token: string, keys: string[]): Promise<string | unde
   const presented = await sha256(token);
   let match: string | undefined;
   for (const key of keys) {
-    if (crypto.subtle.timingSafeEqual(presented, await sha256(key)) && match === undefined) match = key;
+    if (crypto.subtle.timingSafeEqual(presented, await sha256(key)) && match === undefined)
+      match = key;
   }
   return match;
 }
@@ -54,7 +55,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (keys.length === 0) {
     if (!warned) {
       warned = true;
-      console.warn("edgestep: API_KEYS is not set, authentication is OFF (fine for local development only)");
+      console.warn(
+        "edgestep: API_KEYS is not set, authentication is OFF (fine for local development only)",
+      );
     }
     c.set("owner", PUBLIC_OWNER);
     return next();
@@ -66,7 +69,11 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   // Any characters after "Bearer ": a key is whatever API_KEYS holds between its commas.
   const bearer = /^Bearer[ \t]+(\S.*)$/i.exec(header.trim());
   if (!bearer) {
-    return unauthorized(c, "malformed Authorization header: use Bearer <key>", 'Bearer error="invalid_request"');
+    return unauthorized(
+      c,
+      "malformed Authorization header: use Bearer <key>",
+      'Bearer error="invalid_request"',
+    );
   }
   const key = await matchingKey(bearer[1]!.trim(), keys);
   if (key === undefined) return unauthorized(c, "unknown API key", 'Bearer error="invalid_token"');

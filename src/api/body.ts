@@ -3,27 +3,44 @@ import type { Context } from "hono";
 import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 
 /** `limitName`: what the 413 names as the limit passed (a plan's is MAX_PLAN_BYTES). */
-export async function readJson(c: Context<any>, maxBytes: number, what = "plan", maxDepth = 64, limitName = "MAX_PLAN_BYTES"): Promise<unknown> {
+export async function readJson(
+  c: Context<any>,
+  maxBytes: number,
+  what = "plan",
+  maxDepth = 64,
+  limitName = "MAX_PLAN_BYTES",
+): Promise<unknown> {
   const declared = Number(c.req.header("content-length"));
   if (declared > maxBytes) throw tooLarge(what, maxBytes, limitName);
-  const bytes = await readBytes(c.req.raw.body, maxBytes, () => tooLarge(what, maxBytes, limitName));
+  const bytes = await readBytes(c.req.raw.body, maxBytes, () =>
+    tooLarge(what, maxBytes, limitName),
+  );
   let text: string;
   try {
     // Fatal: a plan whose bytes are not UTF-8 is rejected, not silently altered with U+FFFD.
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new InvalidPlanError([{ path: "", message: `the ${what} is not valid UTF-8: send it as UTF-8 JSON` }]);
+    throw new InvalidPlanError([
+      { path: "", message: `the ${what} is not valid UTF-8: send it as UTF-8 JSON` },
+    ]);
   }
-  if (text.trim() === "") throw new InvalidPlanError([{ path: "", message: `request body is empty: send the ${what} as JSON` }]);
+  if (text.trim() === "")
+    throw new InvalidPlanError([
+      { path: "", message: `request body is empty: send the ${what} as JSON` },
+    ]);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new InvalidPlanError([{ path: "", message: `malformed JSON: ${(err as Error).message}` }]);
+    throw new InvalidPlanError([
+      { path: "", message: `malformed JSON: ${(err as Error).message}` },
+    ]);
   }
   const deep = tooDeep(value, maxDepth);
   if (deep !== null) {
-    throw new InvalidPlanError([{ path: deep, message: `nested deeper than ${maxDepth} levels (MAX_JSON_DEPTH)` }]);
+    throw new InvalidPlanError([
+      { path: deep, message: `nested deeper than ${maxDepth} levels (MAX_JSON_DEPTH)` },
+    ]);
   }
   return value;
 }
@@ -35,7 +52,8 @@ function tooDeep(root: unknown, max: number): string | null {
     const [value, depth, path] = stack.pop()!;
     if (value === null || typeof value !== "object") continue;
     if (depth >= max) return path;
-    for (const [k, v] of Object.entries(value)) stack.push([v, depth + 1, path === "" ? k : `${path}.${k}`]);
+    for (const [k, v] of Object.entries(value))
+      stack.push([v, depth + 1, path === "" ? k : `${path}.${k}`]);
   }
   return null;
 }
@@ -44,7 +62,11 @@ function tooDeep(root: unknown, max: number): string | null {
  * The body's bytes, read chunk by chunk: a body without a content-length (chunked) that
  * passes `maxBytes` is a 413 as soon as it does, not after it was all held in memory.
  */
-async function readBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number, tooBig: () => Error): Promise<Uint8Array> {
+async function readBytes(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  tooBig: () => Error,
+): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

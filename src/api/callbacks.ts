@@ -20,6 +20,7 @@ callbackRoutes.post("/:token", async (c) => {
   const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
   const outcome = await stub.answerCallback(token, answer);
   if (outcome === "not_found") throw new NotFoundError("unknown callback token");
-  if (outcome === "conflict") throw new ConflictError("this callback token was already used or has expired");
+  if (outcome === "conflict")
+    throw new ConflictError("this callback token was already used or has expired");
   return c.json({ ok: true });
 });

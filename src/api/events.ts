@@ -25,7 +25,11 @@ export function eventView(e: EventRecord) {
 }
 
 type EventsStub = {
-  events(owner: string, after: number, limit: number): Promise<{ events: EventRecord[]; dropped: number; finished: boolean } | null>;
+  events(
+    owner: string,
+    after: number,
+    limit: number,
+  ): Promise<{ events: EventRecord[]; dropped: number; finished: boolean } | null>;
 };
 
 export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
@@ -51,8 +55,13 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
     while (!aborted && page) {
       for (const e of page.events) {
         // Seqs are consecutive: a jump means the oldest events were trimmed (MAX_EVENTS_PER_RUN).
-        if (e.seq > after + 1) await stream.write(`: ${e.seq - after - 1} events dropped (MAX_EVENTS_PER_RUN)\n\n`);
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(eventView(e)) });
+        if (e.seq > after + 1)
+          await stream.write(`: ${e.seq - after - 1} events dropped (MAX_EVENTS_PER_RUN)\n\n`);
+        await stream.writeSSE({
+          id: String(e.seq),
+          event: e.type,
+          data: JSON.stringify(eventView(e)),
+        });
         after = e.seq;
       }
       // The stream ends once the run is final and its log is drained: a redriven run's earlier

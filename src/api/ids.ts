@@ -12,6 +12,9 @@ export function randomRunId(): string {
 
 /** The same owner and key always name the same run, so a retried POST finds it. */
 export async function idempotentRunId(owner: string, key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${owner}\n${key}`));
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(`${owner}\n${key}`),
+  );
   return PREFIX + hex(new Uint8Array(digest).slice(0, 16));
 }

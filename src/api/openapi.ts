@@ -24,7 +24,10 @@ import {
 type Schema = z.ZodType;
 
 const json = (schema: Schema, io: "input" | "output" = "output") => {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
@@ -34,7 +37,12 @@ const content = (schema: Schema, io: "input" | "output" = "output") => ({
 
 const error = (description: string) => ({ description, content: content(errorSchema) });
 
-const runIdParam = { name: "runId", in: "path", required: true, schema: { type: "string", pattern: "^run_[0-9a-f]{32}$" } };
+const runIdParam = {
+  name: "runId",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^run_[0-9a-f]{32}$" },
+};
 
 function queryParams(schema: z.ZodObject) {
   return Object.entries(schema.shape).map(([name, field]) => ({
@@ -51,12 +59,16 @@ type Operation = { security?: unknown[]; responses: Record<string, unknown> };
  * Every operation under the bearer scheme may answer 401 (SPEC 6): declared once here
  * rather than in each route, so a new route cannot forget it.
  */
-function withUnauthorized<T extends { paths: Record<string, Record<string, Operation>> }>(doc: T): T {
+function withUnauthorized<T extends { paths: Record<string, Record<string, Operation>> }>(
+  doc: T,
+): T {
   for (const [path, operations] of Object.entries(doc.paths)) {
     if (!path.startsWith("/v1/")) continue;
     for (const op of Object.values(operations)) {
       if (op.security?.length === 0) continue;
-      op.responses[401] = error("missing, malformed or unknown API key (only when API_KEYS is set)");
+      op.responses[401] = error(
+        "missing, malformed or unknown API key (only when API_KEYS is set)",
+      );
     }
   }
   return doc;
@@ -83,7 +95,8 @@ export function openApiDocument(maxSteps: number) {
     info: {
       title: "edgestep",
       version: "1",
-      description: "A durable plan executor on Cloudflare Workers. Bearer auth applies to /v1 routes when API_KEYS is set.",
+      description:
+        "A durable plan executor on Cloudflare Workers. Bearer auth applies to /v1 routes when API_KEYS is set.",
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
@@ -91,65 +104,133 @@ export function openApiDocument(maxSteps: number) {
     },
     security: [{ bearer: [] }],
     paths: {
-      "/healthz": { get: { summary: "Liveness", security: [], responses: { 200: { description: "ok" } } } },
-      "/openapi.json": { get: { summary: "This document", security: [], responses: { 200: { description: "OpenAPI 3.1" } } } },
+      "/healthz": {
+        get: { summary: "Liveness", security: [], responses: { 200: { description: "ok" } } },
+      },
+      "/openapi.json": {
+        get: {
+          summary: "This document",
+          security: [],
+          responses: { 200: { description: "OpenAPI 3.1" } },
+        },
+      },
       "/v1/plans/validate": {
         post: {
           summary: "Validate a plan without running it",
           requestBody: planBody,
-          responses: { 200: { description: "valid", content: content(validateResultSchema) }, 400: error("invalid plan"), 413: error("plan too large") },
+          responses: {
+            200: { description: "valid", content: content(validateResultSchema) },
+            400: error("invalid plan"),
+            413: error("plan too large"),
+          },
         },
       },
       "/v1/runs": {
         post: {
           summary: "Submit a plan",
-          parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: 255 } }],
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              schema: { type: "string", maxLength: 255 },
+            },
+          ],
           requestBody: planBody,
           responses: {
             202: { description: "accepted", content: content(runCreatedSchema) },
-            200: { description: "an existing run for this Idempotency-Key", content: content(runCreatedSchema) },
+            200: {
+              description: "an existing run for this Idempotency-Key",
+              content: content(runCreatedSchema),
+            },
             400: error("invalid plan"),
             413: error("plan too large"),
             429: {
               ...error("more runs created this minute than RUNS_PER_MINUTE allows"),
-              headers: { "Retry-After": { description: "seconds until the window resets", schema: { type: "integer" } } },
+              headers: {
+                "Retry-After": {
+                  description: "seconds until the window resets",
+                  schema: { type: "integer" },
+                },
+              },
             },
           },
         },
       },
       "/v1/runs/{runId}": {
-        get: { summary: "Run status", parameters: [runIdParam], responses: { 200: { description: "status", content: content(runStatusSchema) }, 404: notFound } },
+        get: {
+          summary: "Run status",
+          parameters: [runIdParam],
+          responses: {
+            200: { description: "status", content: content(runStatusSchema) },
+            404: notFound,
+          },
+        },
       },
       "/v1/runs/{runId}/steps/{stepId}": {
         get: {
           summary: "One step: status, result and attempt log",
-          parameters: [runIdParam, { name: "stepId", in: "path", required: true, schema: { type: "string" } }],
-          responses: { 200: { description: "step", content: content(stepDetailSchema) }, 404: notFound },
+          parameters: [
+            runIdParam,
+            { name: "stepId", in: "path", required: true, schema: { type: "string" } },
+          ],
+          responses: {
+            200: { description: "step", content: content(stepDetailSchema) },
+            404: notFound,
+          },
         },
       },
       "/v1/runs/{runId}/results": {
-        get: { summary: "Step results in plan order", parameters: [runIdParam], responses: { 200: { description: "results", content: content(z.array(stepResultSchema)) }, 404: notFound } },
+        get: {
+          summary: "Step results in plan order",
+          parameters: [runIdParam],
+          responses: {
+            200: { description: "results", content: content(z.array(stepResultSchema)) },
+            404: notFound,
+          },
+        },
       },
       "/v1/runs/{runId}/events": {
         get: {
-          summary: "The event log: a page as JSON, or a live SSE stream with Accept: text/event-stream (resumes after Last-Event-ID)",
+          summary:
+            "The event log: a page as JSON, or a live SSE stream with Accept: text/event-stream (resumes after Last-Event-ID)",
           parameters: [runIdParam, ...queryParams(eventsQuerySchema)],
           responses: {
-            200: { description: "events", content: { ...content(eventsPageSchema), "text/event-stream": { schema: { type: "string" } } } },
+            200: {
+              description: "events",
+              content: {
+                ...content(eventsPageSchema),
+                "text/event-stream": { schema: { type: "string" } },
+              },
+            },
             400: error("bad query"),
             404: notFound,
           },
         },
       },
       "/v1/runs/{runId}/cancel": {
-        post: { summary: "Cancel a run", parameters: [runIdParam], responses: { 200: { description: "cancelled", content: content(controlResultSchema) }, 404: notFound, 409: conflict } },
+        post: {
+          summary: "Cancel a run",
+          parameters: [runIdParam],
+          responses: {
+            200: { description: "cancelled", content: content(controlResultSchema) },
+            404: notFound,
+            409: conflict,
+          },
+        },
       },
       "/v1/runs/{runId}/resume": {
         post: {
           summary: "Continue a paused run",
           parameters: [runIdParam],
           requestBody: { required: false, content: content(resumeBodySchema, "input") },
-          responses: { 200: { description: "resumed", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict, 413: tooLarge },
+          responses: {
+            200: { description: "resumed", content: content(controlResultSchema) },
+            400: error("bad body"),
+            404: notFound,
+            409: conflict,
+            413: tooLarge,
+          },
         },
       },
       "/v1/runs/{runId}/approve": {
@@ -157,7 +238,13 @@ export function openApiDocument(maxSteps: number) {
           summary: "Answer the risk gate, or an approval step",
           parameters: [runIdParam],
           requestBody: { required: true, content: content(approveBodySchema, "input") },
-          responses: { 200: { description: "answered", content: content(controlResultSchema) }, 400: error("bad body"), 404: notFound, 409: conflict, 413: tooLarge },
+          responses: {
+            200: { description: "answered", content: content(controlResultSchema) },
+            400: error("bad body"),
+            404: notFound,
+            409: conflict,
+            413: tooLarge,
+          },
         },
       },
       "/v1/callbacks/{token}": {
@@ -167,7 +254,10 @@ export function openApiDocument(maxSteps: number) {
           parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" } }],
           requestBody: { required: true, content: content(callbackBodySchema, "input") },
           responses: {
-            200: { description: "applied", content: content(z.strictObject({ ok: z.literal(true) })) },
+            200: {
+              description: "applied",
+              content: content(z.strictObject({ ok: z.literal(true) })),
+            },
             400: error("bad body"),
             404: error("unknown token"),
             409: error("token already used or expired"),
@@ -176,7 +266,15 @@ export function openApiDocument(maxSteps: number) {
         },
       },
       "/v1/runs/{runId}/retry": {
-        post: { summary: "Redrive a failed or partial run", parameters: [runIdParam], responses: { 200: { description: "redriven", content: content(controlResultSchema) }, 404: notFound, 409: conflict } },
+        post: {
+          summary: "Redrive a failed or partial run",
+          parameters: [runIdParam],
+          responses: {
+            200: { description: "redriven", content: content(controlResultSchema) },
+            404: notFound,
+            409: conflict,
+          },
+        },
       },
     },
   });

@@ -29,7 +29,10 @@ runRoutes.post("/", async (c) => {
   const owner = c.get("owner");
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
-    throw new InvalidPlanError([{ path: "Idempotency-Key", message: "must be 1 to 255 characters" }], "invalid_request");
+    throw new InvalidPlanError(
+      [{ path: "Idempotency-Key", message: "must be 1 to 255 characters" }],
+      "invalid_request",
+    );
   }
   const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
   const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
@@ -45,7 +48,10 @@ runRoutes.post("/", async (c) => {
   if (config.runsPerMinute > 0) {
     const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
     if (!quota.ok) {
-      throw new RateLimitedError(`more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`, quota.retryAfterSeconds);
+      throw new RateLimitedError(
+        `more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`,
+        quota.retryAfterSeconds,
+      );
     }
   }
   const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);

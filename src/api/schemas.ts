@@ -6,23 +6,42 @@ import { z } from "zod";
 import { modeSchema } from "../engine/plan-schema";
 
 export const resumeBodySchema = z.strictObject({
-  iterations: z.int().min(1).max(1_000_000).optional().describe("more iterations (default: the plan's bound)"),
+  iterations: z
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .describe("more iterations (default: the plan's bound)"),
 });
 
 export const approveBodySchema = z.strictObject({
   approved: z.boolean(),
-  skipSteps: z.array(z.string()).max(10_000).optional().describe("risk gate: steps to skip (skipped_by_user)"),
-  stepId: z.string().optional().describe("the approval step to answer (default: the only one waiting)"),
+  skipSteps: z
+    .array(z.string())
+    .max(10_000)
+    .optional()
+    .describe("risk gate: steps to skip (skipped_by_user)"),
+  stepId: z
+    .string()
+    .optional()
+    .describe("the approval step to answer (default: the only one waiting)"),
   comment: z.string().max(2000).optional(),
 });
 
 export const callbackBodySchema = z.union([
   z.strictObject({ output: z.unknown() }).describe("the step succeeds with data = output"),
-  z.strictObject({ error: z.strictObject({ message: z.string().max(10_000) }) }).describe("the step fails (callback_failed)"),
+  z
+    .strictObject({ error: z.strictObject({ message: z.string().max(10_000) }) })
+    .describe("the step fails (callback_failed)"),
 ]);
 
 export const eventsQuerySchema = z.object({
-  after: z.coerce.number().int().min(0).default(0).describe("return events with seq greater than this"),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("return events with seq greater than this"),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
@@ -55,7 +74,11 @@ export const validateResultSchema = z.strictObject({
 
 export const controlResultSchema = z.strictObject({ runId: z.string(), status: z.string() });
 
-const stepErrorSchema = z.strictObject({ category: z.string(), message: z.string(), status: z.int().optional() });
+const stepErrorSchema = z.strictObject({
+  category: z.string(),
+  message: z.string(),
+  status: z.int().optional(),
+});
 
 const itemCountsSchema = z
   .strictObject({ total: z.int(), succeeded: z.int(), failed: z.int(), running: z.int() })
@@ -65,7 +88,16 @@ export const stepStatusSchema = z.strictObject({
   id: z.string(),
   index: z.int(),
   tool: z.string(),
-  status: z.enum(["pending", "running", "retrying", "waiting", "succeeded", "failed", "skipped", "cancelled"]),
+  status: z.enum([
+    "pending",
+    "running",
+    "retrying",
+    "waiting",
+    "succeeded",
+    "failed",
+    "skipped",
+    "cancelled",
+  ]),
   reason: z.string().optional(),
   attempts: z.int(),
   startedAt: z.string().nullable(),
@@ -140,7 +172,16 @@ const webhookStatusSchema = z.strictObject({
 export const runStatusSchema = z.strictObject({
   runId: z.string(),
   name: z.string().nullable(),
-  status: z.enum(["pending", "running", "waiting", "paused", "completed", "partial", "failed", "cancelled"]),
+  status: z.enum([
+    "pending",
+    "running",
+    "waiting",
+    "paused",
+    "completed",
+    "partial",
+    "failed",
+    "cancelled",
+  ]),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
@@ -169,7 +210,9 @@ export const runStatusSchema = z.strictObject({
     .array(z.strictObject({ gate: z.enum(["risk", "step"]), stepIds: z.array(z.string()) }))
     .optional()
     .describe("what waits for POST /approve: the risk gate, or approval steps"),
-  rollback: rollbackSchema.optional().describe("config.rollback: the compensations of a failed run"),
+  rollback: rollbackSchema
+    .optional()
+    .describe("config.rollback: the compensations of a failed run"),
   webhook: webhookStatusSchema.optional(),
 });
 
@@ -184,6 +227,9 @@ export const eventSchema = z.strictObject({
 
 export const eventsPageSchema = z.strictObject({
   events: z.array(eventSchema),
-  next: z.int().nullable().describe("the `after` of the next page; null when there are no more events now"),
+  next: z
+    .int()
+    .nullable()
+    .describe("the `after` of the next page; null when there are no more events now"),
   dropped: z.int().describe("events dropped from the start of the log (MAX_EVENTS_PER_RUN)"),
 });

@@ -9,19 +9,33 @@ import { readJson } from "./body";
 const CONTROL_BODY_BYTES = 64 * 1024;
 const CONTROL_BODY_LIMIT = "the 64 KiB limit of control and callback bodies";
 
-export function parseInput<T extends z.ZodType>(schema: T, value: unknown, prefix: string): z.output<T> {
+export function parseInput<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  prefix: string,
+): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = zodIssues(result.error).map((i) => ({ ...i, path: i.path ? `${prefix}.${i.path}` : prefix }));
+  const issues = zodIssues(result.error).map((i) => ({
+    ...i,
+    path: i.path ? `${prefix}.${i.path}` : prefix,
+  }));
   throw new InvalidPlanError(issues, "invalid_request");
 }
 
 /** A control route's optional JSON body: absent or empty means `{}`. */
-export async function readControlBody<T extends z.ZodType>(c: Context<any>, schema: T): Promise<z.output<T>> {
+export async function readControlBody<T extends z.ZodType>(
+  c: Context<any>,
+  schema: T,
+): Promise<z.output<T>> {
   const empty = c.req.header("content-length") === "0" || !c.req.raw.body;
-  const raw = empty ? {} : await readJson(c, CONTROL_BODY_BYTES, "request body", undefined, CONTROL_BODY_LIMIT).catch((err: unknown) => {
-    if (err instanceof InvalidPlanError && /empty/.test(err.message)) return {};
-    throw err;
-  });
+  const raw = empty
+    ? {}
+    : await readJson(c, CONTROL_BODY_BYTES, "request body", undefined, CONTROL_BODY_LIMIT).catch(
+        (err: unknown) => {
+          if (err instanceof InvalidPlanError && /empty/.test(err.message)) return {};
+          throw err;
+        },
+      );
   return parseInput(schema, raw, "body");
 }

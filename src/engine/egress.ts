@@ -16,7 +16,9 @@ export function hostAllowed(host: string, allowed: AllowedHosts): boolean {
   if (allowed === null) return true;
   const h = host.toLowerCase().replace(/^\[|\]$/g, "");
   return allowed.some((pattern) =>
-    pattern.startsWith("*.") ? h.endsWith(pattern.slice(1)) && h.length > pattern.length - 1 : h === pattern,
+    pattern.startsWith("*.")
+      ? h.endsWith(pattern.slice(1)) && h.length > pattern.length - 1
+      : h === pattern,
   );
 }
 
@@ -28,7 +30,10 @@ export function checkUrl(url: string, allowed: AllowedHosts): UrlProblem | null 
     return { code: "invalid_plan", message: `"${truncate(url)}" is not a valid URL` };
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    return { code: "invalid_plan", message: `URL scheme "${parsed.protocol}" is not allowed: use http or https` };
+    return {
+      code: "invalid_plan",
+      message: `URL scheme "${parsed.protocol}" is not allowed: use http or https`,
+    };
   }
   if (!hostAllowed(parsed.hostname, allowed)) {
     return { code: "egress_denied", message: `host "${parsed.hostname}" is not in ALLOWED_HOSTS` };

@@ -82,7 +82,11 @@ export function decideItems(f: FanOut, now: number): { start: number[]; next: Fa
   return { start, next: { type: "retry", at: wakeAt ?? now } };
 }
 
-export type ItemOutcome = { type: "succeeded" } | { type: "failed" } | { type: "cancelled" } | { type: "retry"; at: number };
+export type ItemOutcome =
+  | { type: "succeeded" }
+  | { type: "failed" }
+  | { type: "cancelled" }
+  | { type: "retry"; at: number };
 
 export function settleItem(f: FanOut, k: number, outcome: ItemOutcome): void {
   if (f.status[k] === "running") f.running--;

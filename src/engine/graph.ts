@@ -60,7 +60,10 @@ export function findCycle(deps: readonly (readonly number[])[]): number[] | null
 }
 
 /** Level of each step: 0 without dependencies, else 1 + the highest level among them. */
-export function levelsOf(deps: readonly (readonly number[])[], order: readonly number[]): number[][] {
+export function levelsOf(
+  deps: readonly (readonly number[])[],
+  order: readonly number[],
+): number[][] {
   const level = new Int32Array(deps.length);
   const levels: number[][] = [];
   for (const i of order) {

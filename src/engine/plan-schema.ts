@@ -9,9 +9,7 @@ export const DEFAULT_MAX_STEPS = 1000;
 export const HARD_MAX_STEPS = 10_000;
 const MAX_DELAY_MS = 3_600_000;
 
-const stepId = z
-  .string()
-  .regex(STEP_ID_PATTERN, "must match ^[A-Za-z0-9_.-]{1,64}$");
+const stepId = z.string().regex(STEP_ID_PATTERN, "must match ^[A-Za-z0-9_.-]{1,64}$");
 
 const timeoutMs = z.int().min(100).max(900_000);
 

@@ -4,7 +4,12 @@ import type { FinalStatus, SkipReason, StepStatus } from "./scheduler";
 
 export type RunStatus = "pending" | "running" | "waiting" | "paused" | FinalStatus;
 
-export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "partial", "failed", "cancelled"]);
+export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
+  "completed",
+  "partial",
+  "failed",
+  "cancelled",
+]);
 
 export interface RunRecord {
   id: string;

@@ -11,24 +11,19 @@ import type { CompiledPlan } from "./plan";
 import { nextAttemptAt, type ErrorCategory, type RetryPolicy } from "./retry";
 
 export type StepStatus =
-  | "pending"
-  | "running"
-  | "retrying"
-  | "waiting"
-  | "succeeded"
-  | "failed"
-  | "skipped"
-  | "cancelled";
+  "pending" | "running" | "retrying" | "waiting" | "succeeded" | "failed" | "skipped" | "cancelled";
 
 export type SkipReason =
-  | "dependency_failed"
-  | "dependency_skipped"
-  | "condition_false"
-  | "skipped_by_user";
+  "dependency_failed" | "dependency_skipped" | "condition_false" | "skipped_by_user";
 
 export type FinalStatus = "completed" | "partial" | "failed" | "cancelled";
 
-export const FINISHED: ReadonlySet<StepStatus> = new Set(["succeeded", "failed", "skipped", "cancelled"]);
+export const FINISHED: ReadonlySet<StepStatus> = new Set([
+  "succeeded",
+  "failed",
+  "skipped",
+  "cancelled",
+]);
 
 /** What the scheduler needs of a stored step row. */
 export interface StepSnapshot {
@@ -146,7 +141,12 @@ export function decide(s: Scheduler, now: number): { actions: Action[]; next: Ne
   if (s.waveBudget === null) releaseDueTimers(s, now);
   const actions = s.outbox;
   s.outbox = [];
-  while (!s.halted && s.running < s.maxParallel && s.readyHead < s.ready.length && s.waveBudget !== 0) {
+  while (
+    !s.halted &&
+    s.running < s.maxParallel &&
+    s.readyHead < s.ready.length &&
+    s.waveBudget !== 0
+  ) {
     const i = s.ready[s.readyHead++]!;
     if (s.status[i] !== "pending") continue;
     s.status[i] = "running";
@@ -170,7 +170,8 @@ export function decide(s: Scheduler, now: number): { actions: Action[]; next: Ne
     actions.push(...s.outbox);
     s.outbox = [];
   }
-  if (s.finished === s.status.length) return { actions, next: { type: "finish", status: finalStatus(s) } };
+  if (s.finished === s.status.length)
+    return { actions, next: { type: "finish", status: finalStatus(s) } };
   const pendingReady = s.readyHead < s.ready.length;
   return { actions, next: { type: "sleep", until: pendingReady ? now : nextTimer(s) } };
 }
@@ -280,7 +281,8 @@ function depFinished(s: Scheduler, i: number, depStatus: StepStatus): void {
 }
 
 function markBadDep(s: Scheduler, i: number, depStatus: StepStatus): void {
-  const bad = depStatus === "failed" ? 3 : depStatus === "cancelled" ? 2 : depStatus === "skipped" ? 1 : 0;
+  const bad =
+    depStatus === "failed" ? 3 : depStatus === "cancelled" ? 2 : depStatus === "skipped" ? 1 : 0;
   if (bad > s.badDeps[i]!) s.badDeps[i] = bad;
 }
 
@@ -328,7 +330,8 @@ function releaseDueTimers(s: Scheduler, now: number): void {
 function nextTimer(s: Scheduler): number | null {
   while (s.timers.size > 0) {
     const [at, i] = s.timers.peek()!;
-    if ((s.status[i] === "retrying" || s.status[i] === "waiting") && s.dueAt[i] === at && !s.halted) return at;
+    if ((s.status[i] === "retrying" || s.status[i] === "waiting") && s.dueAt[i] === at && !s.halted)
+      return at;
     s.timers.pop();
   }
   return null;

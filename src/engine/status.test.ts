@@ -31,7 +31,12 @@ function run(overrides: Partial<RunRecord> = {}): RunRecord {
 }
 
 /** A step record: `ms` is its duration when it has ended. */
-function step(index: number, status: StepStatus, ms: number | null = null, attempts = 1): StepRecord {
+function step(
+  index: number,
+  status: StepStatus,
+  ms: number | null = null,
+  attempts = 1,
+): StepRecord {
   const ended = ms !== null;
   return {
     index,
@@ -45,7 +50,10 @@ function step(index: number, status: StepStatus, ms: number | null = null, attem
     nextAttemptAt: null,
     waitingFor: null,
     data: status === "succeeded" ? "1" : null,
-    error: status === "failed" ? JSON.stringify({ category: "client_error", message: "HTTP 404" }) : null,
+    error:
+      status === "failed"
+        ? JSON.stringify({ category: "client_error", message: "HTTP 404" })
+        : null,
     httpStatus: null,
     executionMs: ended ? ms : null,
   };
@@ -87,33 +95,60 @@ describe("runView: progress (SPEC 5.8)", () => {
   });
 
   it("summary counts each final status", () => {
-    expect(view.summary).toEqual({ totalSteps: 8, successfulSteps: 1, failedSteps: 1, skippedSteps: 1, cancelledSteps: 1 });
+    expect(view.summary).toEqual({
+      totalSteps: 8,
+      successfulSteps: 1,
+      failedSteps: 1,
+      skippedSteps: 1,
+      cancelledSteps: 1,
+    });
   });
 
   it("a finished run: elapsedMs stops at its end, no time remains", () => {
-    const ended = runView(run({ status: "partial", endedAt: T0 + 500 }), plan(), [step(0, "succeeded", 100), step(1, "pending")], T0 + 9_000);
+    const ended = runView(
+      run({ status: "partial", endedAt: T0 + 500 }),
+      plan(),
+      [step(0, "succeeded", 100), step(1, "pending")],
+      T0 + 9_000,
+    );
     expect(ended.progress.elapsedMs).toBe(500);
     expect(ended.progress.estimatedTimeRemainingMs).toBe(0);
   });
 
   it("a run not started yet has elapsedMs 0 and no average", () => {
-    const fresh = runView(run({ status: "pending", startedAt: null }), plan(), [step(0, "pending")], T0 + 5);
+    const fresh = runView(
+      run({ status: "pending", startedAt: null }),
+      plan(),
+      [step(0, "pending")],
+      T0 + 5,
+    );
     expect(fresh.progress).toMatchObject({ elapsedMs: 0, averageStepDurationMs: 0, percentage: 0 });
   });
 
   it("percentage is rounded to two decimals", () => {
-    const third = runView(run(), plan(), [step(0, "succeeded", 1), step(1, "pending"), step(2, "pending")], T0);
+    const third = runView(
+      run(),
+      plan(),
+      [step(0, "succeeded", 1), step(1, "pending"), step(2, "pending")],
+      T0,
+    );
     expect(third.progress.percentage).toBe(33.33);
   });
 });
 
 describe("stepResult: metadata", () => {
   it("retries are the attempts after the first", () => {
-    expect(stepResult(step(0, "succeeded", 10, 3)).metadata).toMatchObject({ attempts: 3, retries: 2 });
+    expect(stepResult(step(0, "succeeded", 10, 3)).metadata).toMatchObject({
+      attempts: 3,
+      retries: 2,
+    });
   });
 
   it("a forEach step's retries are its item attempts beyond one per item", () => {
-    expect(stepResult(step(0, "succeeded", 10, 3), 3).metadata).toMatchObject({ attempts: 3, retries: 0 });
+    expect(stepResult(step(0, "succeeded", 10, 3), 3).metadata).toMatchObject({
+      attempts: 3,
+      retries: 0,
+    });
     expect(stepResult(step(0, "succeeded", 10, 5), 3).metadata.retries).toBe(2);
   });
 });

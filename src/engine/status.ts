@@ -16,7 +16,8 @@ export function stepView(s: StepRecord) {
     startedAt: iso(s.startedAt),
     endedAt: iso(s.endedAt),
     durationMs: s.startedAt !== null && s.endedAt !== null ? s.endedAt - s.startedAt : null,
-    ...(s.nextAttemptAt !== null && s.status === "retrying" && { nextAttemptAt: iso(s.nextAttemptAt) }),
+    ...(s.nextAttemptAt !== null &&
+      s.status === "retrying" && { nextAttemptAt: iso(s.nextAttemptAt) }),
     ...(s.waitingFor !== null && s.status === "waiting" && { waitingFor: s.waitingFor }),
     ...(s.error !== null && { error: JSON.parse(s.error) as StepError }),
   };
@@ -59,7 +60,13 @@ export function attemptLog(attempts: AttemptRecord[]) {
 }
 
 export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[], now: number) {
-  const summary = { totalSteps: steps.length, successfulSteps: 0, failedSteps: 0, skippedSteps: 0, cancelledSteps: 0 };
+  const summary = {
+    totalSteps: steps.length,
+    successfulSteps: 0,
+    failedSteps: 0,
+    skippedSteps: 0,
+    cancelledSteps: 0,
+  };
   let completedSteps = 0;
   let runningSteps = 0;
   let durationSum = 0;
@@ -71,7 +78,11 @@ export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[],
     else if (s.status === "cancelled") summary.cancelledSteps++;
     else if (s.status === "running") runningSteps++;
     if (FINISHED.has(s.status)) completedSteps++;
-    if ((s.status === "succeeded" || s.status === "failed") && s.startedAt !== null && s.endedAt !== null) {
+    if (
+      (s.status === "succeeded" || s.status === "failed") &&
+      s.startedAt !== null &&
+      s.endedAt !== null
+    ) {
       durationSum += s.endedAt - s.startedAt;
       durationCount++;
     }
@@ -90,15 +101,19 @@ export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[],
     iterations: run.iterations,
     iterationsRemaining: Math.max(
       0,
-      (run.iterationBudget ?? (mode.type === "continuous" ? mode.maxIterations : mode.iterations)) - run.iterations,
+      (run.iterationBudget ?? (mode.type === "continuous" ? mode.maxIterations : mode.iterations)) -
+        run.iterations,
     ),
     progress: {
       completedSteps,
       totalSteps: steps.length,
-      percentage: steps.length === 0 ? 100 : Math.round((completedSteps / steps.length) * 10000) / 100,
+      percentage:
+        steps.length === 0 ? 100 : Math.round((completedSteps / steps.length) * 10000) / 100,
       elapsedMs: run.startedAt === null ? 0 : (run.endedAt ?? now) - run.startedAt,
       averageStepDurationMs,
-      estimatedTimeRemainingMs: finished ? 0 : (steps.length - completedSteps) * averageStepDurationMs,
+      estimatedTimeRemainingMs: finished
+        ? 0
+        : (steps.length - completedSteps) * averageStepDurationMs,
       runningSteps,
     },
     summary,

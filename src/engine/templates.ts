@@ -118,11 +118,13 @@ function checkJsonPathShape(expr: string): void {
     }
   }
   if (quote) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed quote`);
-  if (stack.length > 0) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed "${stack.pop()}"`);
+  if (stack.length > 0)
+    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed "${stack.pop()}"`);
   if (expr.endsWith(".") && !expr.endsWith("..")) {
     throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with "."`);
   }
-  if (expr.endsWith("..")) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with ".."`);
+  if (expr.endsWith(".."))
+    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with ".."`);
 }
 
 /** The step an expression reads from, if it starts with `step[N]` or `steps.<id>`. */
@@ -132,13 +134,15 @@ export function stepReference(expr: string): StepRef | null {
     if (rest === "") throw new TemplateSyntaxError('"steps" must name a step: steps.<id>');
     const m = /^\.([A-Za-z0-9_-]+)/.exec(rest) ?? /^\[\s*(['"])([A-Za-z0-9_.-]+)\1\s*\]/.exec(rest);
     const id = m?.[2] ?? m?.[1];
-    if (!id) throw new TemplateSyntaxError(`"${expr}" must name one step: steps.<id> or steps['<id>']`);
+    if (!id)
+      throw new TemplateSyntaxError(`"${expr}" must name one step: steps.<id> or steps['<id>']`);
     return { by: "id", id };
   }
   if (expr.startsWith("step")) {
     const m = /^step(?:\[\s*(\d+)\s*\]|\.(\d+))/.exec(expr);
     const n = m?.[1] ?? m?.[2];
-    if (n === undefined) throw new TemplateSyntaxError(`"${expr}" must name one step by index: step[N]`);
+    if (n === undefined)
+      throw new TemplateSyntaxError(`"${expr}" must name one step by index: step[N]`);
     return { by: "index", index: Number(n) };
   }
   return null;
@@ -190,7 +194,12 @@ export interface TemplateContext {
 }
 
 export function evaluate(expr: string, ctx: TemplateContext): unknown {
-  const matches = JSONPath({ path: `$.${expr}`, json: ctx as object, wrap: true, eval: "safe" }) as unknown[];
+  const matches = JSONPath({
+    path: `$.${expr}`,
+    json: ctx as object,
+    wrap: true,
+    eval: "safe",
+  }) as unknown[];
   if (isMultiValued(expr)) return matches;
   if (matches.length === 0 || matches[0] === undefined) throw new TemplateUnresolvedError(expr);
   return matches[0];

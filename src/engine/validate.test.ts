@@ -463,11 +463,15 @@ describe("rejections (SPEC 2.2) with their paths", () => {
   it("a registry tool whose TOOLS URL leaves the allowlist, at the step's tool", () => {
     const r = issues({ steps: [reg({})] }, context({ allowedHosts: "other.example.com" }));
     expect(r.code).toBe("egress_denied");
-    expect(r.issues).toEqual([{ path: "steps.0.tool", message: expect.stringContaining("api.example.com") }]);
+    expect(r.issues).toEqual([
+      { path: "steps.0.tool", message: expect.stringContaining("api.example.com") },
+    ]);
   });
 
   it("a registry tool whose TOOLS URL is in the allowlist", () => {
-    expect(compile({ steps: [reg({})] }, context({ allowedHosts: "api.example.com" })).ok).toBe(true);
+    expect(compile({ steps: [reg({})] }, context({ allowedHosts: "api.example.com" })).ok).toBe(
+      true,
+    );
   });
 
   it("a service-binding registry tool is exempt from the allowlist", () => {
@@ -489,7 +493,10 @@ describe("a compensate action gets a step's tool checks", () => {
   });
 
   it("params that break the tool's schema", () => {
-    const plan = undo({ tool: "http", params: { url: "https://api.example.com", method: "FETCH" } });
+    const plan = undo({
+      tool: "http",
+      params: { url: "https://api.example.com", method: "FETCH" },
+    });
     expect(paths(plan)).toEqual(["steps.0.compensate.params.method"]);
   });
 
@@ -507,14 +514,19 @@ describe("a compensate action gets a step's tool checks", () => {
   });
 
   it("a registry tool outside the allowlist is egress_denied at its tool", () => {
-    const r = issues(undo({ tool: "shipments_list" }), context({ allowedHosts: "other.example.com" }));
+    const r = issues(
+      undo({ tool: "shipments_list" }),
+      context({ allowedHosts: "other.example.com" }),
+    );
     expect(r.code).toBe("egress_denied");
     expect(r.issues.map((i) => i.path)).toEqual(["steps.0.compensate.tool"]);
   });
 
   it("a templated URL is left for run time", () => {
     const c = context({ allowedHosts: "api.example.com" });
-    expect(compile(undo({ tool: "http", params: { url: "https://${input.host}/undo" } }), c).ok).toBe(true);
+    expect(
+      compile(undo({ tool: "http", params: { url: "https://${input.host}/undo" } }), c).ok,
+    ).toBe(true);
   });
 
   it("a suspending tool is refused", () => {

@@ -116,7 +116,10 @@ class Compiler {
       // cycle[k] depends on cycle[k + 1]; report the edge that closes it, and name the
       // steps in execution order.
       const closing = edges.find((e) => e.from === a && e.to === b);
-      const names = [...cycle].reverse().map((i) => `"${this.ids[i]}"`).join(" -> ");
+      const names = [...cycle]
+        .reverse()
+        .map((i) => `"${this.ids[i]}"`)
+        .join(" -> ");
       this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
       return this.fail();
     }
@@ -159,9 +162,16 @@ class Compiler {
   }
 
   /** A compensation runs after the run failed: it may read any step, itself included, and adds no edge. */
-  private checkCompensation(compensate: { tool: string; params: Record<string, unknown> }, i: number, refs: number[]): void {
+  private checkCompensation(
+    compensate: { tool: string; params: Record<string, unknown> },
+    i: number,
+    refs: number[],
+  ): void {
     const at = `steps.${i}.compensate`;
-    if (this.checkToolCall(compensate.tool, compensate.params, at) && SUSPENDING_TOOLS.has(compensate.tool)) {
+    if (
+      this.checkToolCall(compensate.tool, compensate.params, at) &&
+      SUSPENDING_TOOLS.has(compensate.tool)
+    ) {
       this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
     }
     forEachString(compensate.params, `${at}.params`, (s, path) => {
@@ -177,7 +187,11 @@ class Compiler {
    * `tool` and `params`): the tool exists, the params fit its schema, and every URL it will
    * call is http(s) and inside ALLOWED_HOSTS. Returns the tool's spec, if it exists.
    */
-  private checkToolCall(tool: string, params: Record<string, unknown>, at: string): ToolSpec | undefined {
+  private checkToolCall(
+    tool: string,
+    params: Record<string, unknown>,
+    at: string,
+  ): ToolSpec | undefined {
     const spec = this.ctx.tool(tool);
     if (!spec) {
       this.issue(`${at}.tool`, `unknown tool "${tool}"`);
@@ -196,7 +210,8 @@ class Compiler {
     // A registry tool's URL is known now: without this the plan would be accepted and every call denied at run time.
     if (spec.fixedUrl !== undefined) {
       const problem = this.ctx.checkUrl(spec.fixedUrl);
-      if (problem) this.urlIssue(problem, `${at}.tool`, `tool "${tool}" calls a URL set in TOOLS: `);
+      if (problem)
+        this.urlIssue(problem, `${at}.tool`, `tool "${tool}" calls a URL set in TOOLS: `);
     }
     return spec;
   }
@@ -209,7 +224,10 @@ class Compiler {
         if (part.kind !== "expr") continue;
         const max = this.ctx.maxTemplateLength ?? 1024;
         if (part.expr.length > max) {
-          this.issue(path, `template expression is ${part.expr.length} characters, more than ${max} (MAX_TEMPLATE_LENGTH)`);
+          this.issue(
+            path,
+            `template expression is ${part.expr.length} characters, more than ${max} (MAX_TEMPLATE_LENGTH)`,
+          );
           continue;
         }
         const ref = stepReference(part.expr);
@@ -237,7 +255,10 @@ class Compiler {
   private resolveRef(ref: StepRef, path: string): number | undefined {
     if (ref.by === "index") {
       if (ref.index < this.ids.length) return ref.index;
-      this.issue(path, `template references step[${ref.index}], but the plan has ${this.ids.length} steps`);
+      this.issue(
+        path,
+        `template references step[${ref.index}], but the plan has ${this.ids.length} steps`,
+      );
       return undefined;
     }
     const i = this.indexById.get(ref.id);
@@ -291,7 +312,11 @@ class Compiler {
   }
 
   private fail(): CompileResult {
-    return { ok: false, code: this.egressDenied ? "egress_denied" : "invalid_plan", issues: this.issues };
+    return {
+      ok: false,
+      code: this.egressDenied ? "egress_denied" : "invalid_plan",
+      issues: this.issues,
+    };
   }
 }
 

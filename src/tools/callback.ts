@@ -22,8 +22,10 @@ export function callbackTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
     urlParams: ["url"],
     async invoke(params, call) {
       const parsed = paramsSchema.safeParse(params);
-      if (!parsed.success) return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
-      if (!call.callback) return { ok: false, category: "invalid_data", message: "callback: no token was issued" };
+      if (!parsed.success)
+        return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
+      if (!call.callback)
+        return { ok: false, category: "invalid_data", message: "callback: no token was issued" };
       const body = {
         runId: call.runId,
         stepId: call.stepId,
@@ -31,9 +33,20 @@ export function callbackTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
         callbackUrl: call.callback.url,
         input: parsed.data.body ?? null,
       };
-      const sent = await sendHttp({ url: parsed.data.url, method: "POST", headers: parsed.data.headers, body }, call, fetcher, checkUrl);
+      const sent = await sendHttp(
+        { url: parsed.data.url, method: "POST", headers: parsed.data.headers, body },
+        call,
+        fetcher,
+        checkUrl,
+      );
       if ("suspend" in sent || !sent.ok) return sent;
-      return { suspend: { waitingFor: "callback", until: call.now + call.timeoutMs, token: call.callback.token } };
+      return {
+        suspend: {
+          waitingFor: "callback",
+          until: call.now + call.timeoutMs,
+          token: call.callback.token,
+        },
+      };
     },
   };
 }

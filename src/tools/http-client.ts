@@ -47,7 +47,12 @@ const MAX_REDIRECTS = 5;
  * Sends the request; follows redirects itself (at most 5) so that every hop is checked
  * against ALLOWED_HOSTS, and credentials never follow a redirect to another origin.
  */
-export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: Fetcher, checkUrl: UrlCheck): Promise<ToolResult> {
+export async function sendHttp(
+  spec: HttpRequestSpec,
+  call: ToolCall,
+  fetcher: Fetcher,
+  checkUrl: UrlCheck,
+): Promise<ToolResult> {
   let url: URL;
   try {
     url = new URL(spec.url);
@@ -67,7 +72,12 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
   headers.set("Idempotency-Key", call.idempotencyKey);
   headers.set("X-Edgestep-Attempt", String(call.attempt));
   let body: string | undefined;
-  if (spec.body !== undefined && spec.body !== null && spec.method !== "GET" && spec.method !== "HEAD") {
+  if (
+    spec.body !== undefined &&
+    spec.body !== null &&
+    spec.method !== "GET" &&
+    spec.method !== "HEAD"
+  ) {
     if (typeof spec.body === "string") body = spec.body;
     else {
       body = JSON.stringify(spec.body);
@@ -76,7 +86,10 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
   }
   // A timer we clear (unlike AbortSignal.timeout) so no timeout outlives its attempt.
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), call.timeoutMs);
+  const timer = setTimeout(
+    () => timeout.abort(new DOMException("timed out", "TimeoutError")),
+    call.timeoutMs,
+  );
   const signal = AbortSignal.any([timeout.signal, call.signal]);
   const aborted = (): ToolResult =>
     timeout.signal.aborted
@@ -86,11 +99,16 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
     let method = spec.method;
     let response: Response;
     for (let hops = 0; ; hops++) {
-      response = await fetcher(new Request(url, { method, headers, body, signal, redirect: "manual" }));
-      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get("location") : null;
+      response = await fetcher(
+        new Request(url, { method, headers, body, signal, redirect: "manual" }),
+      );
+      const location = REDIRECT_STATUSES.has(response.status)
+        ? response.headers.get("location")
+        : null;
       if (location === null) break;
       await response.body?.cancel();
-      if (hops === MAX_REDIRECTS) return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
+      if (hops === MAX_REDIRECTS)
+        return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
       const next = new URL(location, url);
       const refused = checkUrl(next.href);
       if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
@@ -100,7 +118,10 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
         for (const name of spec.dropOnCrossOrigin ?? []) headers.delete(name);
       }
       // 303, and 301/302 after a POST, continue as a GET without the body (as browsers do).
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && method === "POST")
+      ) {
         if (method !== "HEAD") method = "GET";
         body = undefined;
         headers.delete("content-type");
@@ -123,7 +144,11 @@ export async function sendHttp(spec: HttpRequestSpec, call: ToolCall, fetcher: F
 }
 
 /** Reads at most `limit` bytes; an abort (timeout, cancel) stops even a body that never ends. */
-async function readBody(response: Response, limit: number, signal: AbortSignal): Promise<string | "too_large"> {
+async function readBody(
+  response: Response,
+  limit: number,
+  signal: AbortSignal,
+): Promise<string | "too_large"> {
   const declared = Number(response.headers.get("content-length"));
   if (declared > limit) {
     await response.body?.cancel();
@@ -159,12 +184,19 @@ async function readBody(response: Response, limit: number, signal: AbortSignal):
   return new TextDecoder().decode(bytes);
 }
 
-function toResult(response: Response, text: string, now: number, redactBody?: (text: string) => string): ToolResult {
+function toResult(
+  response: Response,
+  text: string,
+  now: number,
+  redactBody?: (text: string) => string,
+): ToolResult {
   const status = response.status;
   const category = categorizeStatus(status);
   if (category !== null) {
     const honoursRetryAfter = status === 429 || status === 503;
-    const retryAfterMs = honoursRetryAfter ? parseRetryAfter(response.headers.get("retry-after"), now) : undefined;
+    const retryAfterMs = honoursRetryAfter
+      ? parseRetryAfter(response.headers.get("retry-after"), now)
+      : undefined;
     const shown = redactBody ? redactBody(text) : text;
     const snippet = shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
     return toolFailure(category, `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, {

@@ -36,28 +36,44 @@ describe("http tool", () => {
 
   it("joins array query values with commas", async () => {
     const f = fake(() => Response.json({}));
-    await httpTool(f.fetcher, allowAll).invoke({ url: "https://api.test/x", query: { ids: ["S1", "S2"], n: 3 } }, call());
+    await httpTool(f.fetcher, allowAll).invoke(
+      { url: "https://api.test/x", query: { ids: ["S1", "S2"], n: 3 } },
+      call(),
+    );
     expect(new URL(f.seen[0]!.url).search).toBe("?ids=S1%2CS2&n=3");
   });
 
   it("sends a non-string body as JSON", async () => {
     const f = fake(() => Response.json({}));
-    await httpTool(f.fetcher, allowAll).invoke({ url: "https://api.test/x", method: "post", body: { a: [1] } }, call());
+    await httpTool(f.fetcher, allowAll).invoke(
+      { url: "https://api.test/x", method: "post", body: { a: [1] } },
+      call(),
+    );
     expect(f.seen[0]!.method).toBe("POST");
     expect(f.seen[0]!.headers.get("content-type")).toBe("application/json");
     expect(await f.seen[0]!.text()).toBe('{"a":[1]}');
   });
 
   it("parses JSON responses and keeps text as text", async () => {
-    const json = await httpTool(fake(() => Response.json({ a: 1 })).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
-    const text = await httpTool(fake(() => new Response("hello")).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    const json = await httpTool(fake(() => Response.json({ a: 1 })).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call(),
+    );
+    const text = await httpTool(fake(() => new Response("hello")).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call(),
+    );
     expect(json).toEqual({ ok: true, data: { a: 1 }, status: 200 });
     expect(text).toEqual({ ok: true, data: "hello", status: 200 });
   });
 
   it("fails invalid JSON with a JSON content type as invalid_data", async () => {
-    const res = () => new Response("{not json", { headers: { "content-type": "application/json" } });
-    const out = await httpTool(fake(res).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    const res = () =>
+      new Response("{not json", { headers: { "content-type": "application/json" } });
+    const out = await httpTool(fake(res).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call(),
+    );
     expect(out).toMatchObject({ ok: false, category: "invalid_data" });
   });
 
@@ -69,13 +85,18 @@ describe("http tool", () => {
         controller.enqueue(new Uint8Array(512));
       },
     });
-    const out = await httpTool(fake(() => new Response(endless)).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
+    const out = await httpTool(fake(() => new Response(endless)).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call(),
+    );
     expect(out).toMatchObject({ ok: false, category: "output_too_large" });
     expect(pulled).toBeLessThan(10);
   });
 
   it("times out a body that never ends", async () => {
-    const stalled = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("[1,")) });
+    const stalled = new ReadableStream({
+      start: (c) => c.enqueue(new TextEncoder().encode("[1,")),
+    });
     const out = await httpTool(fake(() => new Response(stalled)).fetcher, allowAll).invoke(
       { url: "https://api.test/" },
       call({ timeoutMs: 100 }),
@@ -84,14 +105,24 @@ describe("http tool", () => {
   });
 
   it("reports a failed connection as network", async () => {
-    const out = await httpTool(async () => { throw new TypeError("connection refused"); }, allowAll).invoke({ url: "https://api.test/" }, call());
+    const out = await httpTool(async () => {
+      throw new TypeError("connection refused");
+    }, allowAll).invoke({ url: "https://api.test/" }, call());
     expect(out).toMatchObject({ ok: false, category: "network" });
   });
 
   it("categorizes 429 and reads Retry-After", async () => {
     const res = () => new Response("slow down", { status: 429, headers: { "retry-after": "7" } });
-    const out = await httpTool(fake(res).fetcher, allowAll).invoke({ url: "https://api.test/" }, call());
-    expect(out).toMatchObject({ ok: false, category: "rate_limited", status: 429, retryAfterMs: 7000 });
+    const out = await httpTool(fake(res).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call(),
+    );
+    expect(out).toMatchObject({
+      ok: false,
+      category: "rate_limited",
+      status: 429,
+      retryAfterMs: 7000,
+    });
   });
 
   it("checks a URL built at run time against ALLOWED_HOSTS before calling", async () => {
@@ -108,62 +139,112 @@ describe("http tool", () => {
 
 describe("http tool: headers", () => {
   it("rejects a header name or value that would break the request, in its params schema", () => {
-    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { "a\nb": "x" } }).success).toBe(false);
-    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { a: "x\r\nInjected: 1" } }).success).toBe(false);
-    expect(httpParamsSchema.safeParse({ url: "https://api.test/", headers: { "X-Ok": "${steps.a.data}" } }).success).toBe(true);
+    expect(
+      httpParamsSchema.safeParse({ url: "https://api.test/", headers: { "a\nb": "x" } }).success,
+    ).toBe(false);
+    expect(
+      httpParamsSchema.safeParse({ url: "https://api.test/", headers: { a: "x\r\nInjected: 1" } })
+        .success,
+    ).toBe(false);
+    expect(
+      httpParamsSchema.safeParse({
+        url: "https://api.test/",
+        headers: { "X-Ok": "${steps.a.data}" },
+      }).success,
+    ).toBe(true);
   });
 
   it("a header value that is invalid once sent fails as invalid_data (not retried), without a call", async () => {
     const f = fake(() => Response.json({}));
-    const out = await sendHttp({ url: "https://api.test/", method: "GET", headers: { a: "x\ny" } }, call(), f.fetcher, allowAll);
-    expect(out).toMatchObject({ ok: false, category: "invalid_data", message: expect.stringMatching(/header/) });
+    const out = await sendHttp(
+      { url: "https://api.test/", method: "GET", headers: { a: "x\ny" } },
+      call(),
+      f.fetcher,
+      allowAll,
+    );
+    expect(out).toMatchObject({
+      ok: false,
+      category: "invalid_data",
+      message: expect.stringMatching(/header/),
+    });
     expect(f.seen).toHaveLength(0);
   });
 });
 
 describe("http tool: redirects", () => {
-  const redirect = (status: number, location: string) => new Response(null, { status, headers: { location } });
+  const redirect = (status: number, location: string) =>
+    new Response(null, { status, headers: { location } });
   /** Answers `/start` with a redirect, everything else with its method and Authorization. */
   const hops = (status: number, location: string) =>
     fake((req) =>
       new URL(req.url).pathname === "/start"
         ? redirect(status, location)
-        : Response.json({ at: req.url, method: req.method, auth: req.headers.get("authorization") }),
+        : Response.json({
+            at: req.url,
+            method: req.method,
+            auth: req.headers.get("authorization"),
+          }),
     );
   const allowed = parseAllowedHosts("api.test,other.test");
   const checked = (url: string) => checkUrl(url, allowed)?.message ?? null;
 
   it("follows a redirect to an allowed host, itself", async () => {
     const f = hops(307, "/next");
-    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start", method: "POST", body: { a: 1 } }, call());
+    const out = await httpTool(f.fetcher, checked).invoke(
+      { url: "https://api.test/start", method: "POST", body: { a: 1 } },
+      call(),
+    );
     expect(out).toMatchObject({ ok: true, data: { at: "https://api.test/next", method: "POST" } });
     expect(f.seen.map((r) => r.redirect)).toEqual(["manual", "manual"]);
   });
 
   it("refuses a redirect that leaves ALLOWED_HOSTS, without calling it", async () => {
     const f = hops(302, "https://evil.test/steal");
-    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start" }, call());
-    expect(out).toMatchObject({ ok: false, category: "egress_denied", message: expect.stringContaining("https://evil.test") });
+    const out = await httpTool(f.fetcher, checked).invoke(
+      { url: "https://api.test/start" },
+      call(),
+    );
+    expect(out).toMatchObject({
+      ok: false,
+      category: "egress_denied",
+      message: expect.stringContaining("https://evil.test"),
+    });
     expect(f.seen).toHaveLength(1);
   });
 
   it("drops Authorization on a redirect to another origin, keeps it on the same origin", async () => {
     const headers = { Authorization: "Bearer s3cret" };
-    const cross = await httpTool(hops(302, "https://other.test/x").fetcher, checked).invoke({ url: "https://api.test/start", headers }, call());
-    const same = await httpTool(hops(302, "/x").fetcher, checked).invoke({ url: "https://api.test/start", headers }, call());
+    const cross = await httpTool(hops(302, "https://other.test/x").fetcher, checked).invoke(
+      { url: "https://api.test/start", headers },
+      call(),
+    );
+    const same = await httpTool(hops(302, "/x").fetcher, checked).invoke(
+      { url: "https://api.test/start", headers },
+      call(),
+    );
     expect(cross).toMatchObject({ ok: true, data: { auth: null } });
     expect(same).toMatchObject({ ok: true, data: { auth: "Bearer s3cret" } });
   });
 
   it("a 303 continues as a GET without the body", async () => {
-    const out = await httpTool(hops(303, "/done").fetcher, checked).invoke({ url: "https://api.test/start", method: "PUT", body: "x" }, call());
+    const out = await httpTool(hops(303, "/done").fetcher, checked).invoke(
+      { url: "https://api.test/start", method: "PUT", body: "x" },
+      call(),
+    );
     expect(out).toMatchObject({ ok: true, data: { method: "GET" } });
   });
 
   it("fails after more than 5 redirects", async () => {
     const f = fake(() => redirect(302, "/start"));
-    const out = await httpTool(f.fetcher, checked).invoke({ url: "https://api.test/start" }, call());
-    expect(out).toMatchObject({ ok: false, category: "invalid_data", message: expect.stringMatching(/redirects/) });
+    const out = await httpTool(f.fetcher, checked).invoke(
+      { url: "https://api.test/start" },
+      call(),
+    );
+    expect(out).toMatchObject({
+      ok: false,
+      category: "invalid_data",
+      message: expect.stringMatching(/redirects/),
+    });
     expect(f.seen).toHaveLength(6);
   });
 });

@@ -8,10 +8,18 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as 
 /** Header names are HTTP tokens; values may not break the header line (CR, LF, NUL). */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export const headersSchema = z
-  .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"))
+  .record(
+    z.string(),
+    z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"),
+  )
   .superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
-      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: "custom", path: [name], message: `${JSON.stringify(name)} is not a valid HTTP header name` });
+      if (!HEADER_NAME.test(name))
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `${JSON.stringify(name)} is not a valid HTTP header name`,
+        });
     }
   });
 
@@ -35,7 +43,11 @@ export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
     async invoke(params, call) {
       const parsed = httpParamsSchema.safeParse(params);
       if (!parsed.success) {
-        return { ok: false, category: "invalid_data", message: `invalid http params: ${parsed.error.message}` };
+        return {
+          ok: false,
+          category: "invalid_data",
+          message: `invalid http params: ${parsed.error.message}`,
+        };
       }
       return sendHttp(parsed.data, call, fetcher, checkUrl);
     },

@@ -23,7 +23,14 @@ export class ToolSet {
 
   constructor(env: ToolEnvironment) {
     const check = (url: string) => checkUrl(url, env.allowedHosts)?.message ?? null;
-    for (const tool of [httpTool(env.fetcher, check), passTool, waitTool, approvalTool, callbackTool(env.fetcher, check)]) this.tools.set(tool.name, tool);
+    for (const tool of [
+      httpTool(env.fetcher, check),
+      passTool,
+      waitTool,
+      approvalTool,
+      callbackTool(env.fetcher, check),
+    ])
+      this.tools.set(tool.name, tool);
     for (const [name, entry] of Object.entries(env.registry)) {
       // A built-in name always means the built-in.
       if (!this.tools.has(name)) {

@@ -13,7 +13,10 @@ const call: ToolCall = {
   now: 0,
 };
 
-function deps(secrets: Record<string, string> = {}, services: Record<string, RegistryDeps["fetcher"]> = {}) {
+function deps(
+  secrets: Record<string, string> = {},
+  services: Record<string, RegistryDeps["fetcher"]> = {},
+) {
   const seen: Request[] = [];
   const d: RegistryDeps = {
     fetcher: async (r) => (seen.push(r), Response.json({ ok: true })),
@@ -43,7 +46,10 @@ describe("registry tools", () => {
 
   it("sends POST params as a JSON body, or as a query with paramsAs", async () => {
     const { seen, d } = deps();
-    const reg = parseRegistry({ b: { url: "https://api.test/b", method: "POST" }, q: { url: "https://api.test/q", method: "POST", paramsAs: "query" } });
+    const reg = parseRegistry({
+      b: { url: "https://api.test/b", method: "POST" },
+      q: { url: "https://api.test/q", method: "POST", paramsAs: "query" },
+    });
     await registryTool("b", reg.b!, d).invoke({ x: 1 }, call);
     await registryTool("q", reg.q!, d).invoke({ x: 1 }, call);
     expect(await seen[0]!.json()).toEqual({ x: 1 });
@@ -52,14 +58,18 @@ describe("registry tools", () => {
 
   it("fills ${secrets.NAME} in headers when sending", async () => {
     const { seen, d } = deps({ TOKEN: "s3cret" });
-    const reg = parseRegistry({ t: { url: "https://api.test/", headers: { authorization: "Bearer ${secrets.TOKEN}" } } });
+    const reg = parseRegistry({
+      t: { url: "https://api.test/", headers: { authorization: "Bearer ${secrets.TOKEN}" } },
+    });
     await registryTool("t", reg.t!, d).invoke({}, call);
     expect(seen[0]!.headers.get("authorization")).toBe("Bearer s3cret");
   });
 
   it("fails without calling when a secret is missing", async () => {
     const { seen, d } = deps();
-    const reg = parseRegistry({ t: { url: "https://api.test/", headers: { authorization: "Bearer ${secrets.NOPE}" } } });
+    const reg = parseRegistry({
+      t: { url: "https://api.test/", headers: { authorization: "Bearer ${secrets.NOPE}" } },
+    });
     const out = await registryTool("t", reg.t!, d).invoke({}, call);
     expect(out).toMatchObject({ ok: false, category: "tool_not_found" });
     expect(seen).toHaveLength(0);
@@ -67,7 +77,10 @@ describe("registry tools", () => {
 
   it("calls a service binding by name", async () => {
     const calls: Request[] = [];
-    const { d } = deps({}, { BILLING: async (r) => (calls.push(r), Response.json({ charged: true })) });
+    const { d } = deps(
+      {},
+      { BILLING: async (r) => (calls.push(r), Response.json({ charged: true })) },
+    );
     const reg = parseRegistry({ charge: { service: "BILLING", path: "/charge", method: "POST" } });
     const out = await registryTool("charge", reg.charge!, d).invoke({ amount: 3 }, call);
     expect(out).toMatchObject({ ok: true, data: { charged: true } });
@@ -76,7 +89,11 @@ describe("registry tools", () => {
 });
 
 /** A registry tool with `headers`, whose upstream answers with `respond`; `seen` logs every request. */
-function echoTool(secret: string, headers: Record<string, string>, respond: (r: Request) => Response | Promise<Response>) {
+function echoTool(
+  secret: string,
+  headers: Record<string, string>,
+  respond: (r: Request) => Response | Promise<Response>,
+) {
   const seen: Request[] = [];
   const d: RegistryDeps = {
     fetcher: async (r) => (seen.push(r), respond(r)),
@@ -94,35 +111,63 @@ describe("registry tools: secrets echoed back", () => {
   it("are redacted from data, in strings and object keys at any depth", async () => {
     const tok = "tok-deep-3f9a";
     const { invoke } = echoTool(tok, bearer, (r) =>
-      Response.json({ headers: { authorization: r.headers.get("authorization") }, list: [[`x ${tok} y`]], [tok]: true }),
+      Response.json({
+        headers: { authorization: r.headers.get("authorization") },
+        list: [[`x ${tok} y`]],
+        [tok]: true,
+      }),
     );
     expect(await invoke()).toEqual({
       ok: true,
       status: 200,
-      data: { headers: { authorization: "Bearer [redacted]" }, list: [["x [redacted] y"]], "[redacted]": true },
+      data: {
+        headers: { authorization: "Bearer [redacted]" },
+        list: [["x [redacted] y"]],
+        "[redacted]": true,
+      },
     });
   });
 
   it("are redacted from a text answer", async () => {
     const tok = "tok-text-81c2";
-    const { invoke } = echoTool(tok, bearer, () => new Response(`you sent ${tok}`, { headers: { "content-type": "text/plain" } }));
+    const { invoke } = echoTool(
+      tok,
+      bearer,
+      () => new Response(`you sent ${tok}`, { headers: { "content-type": "text/plain" } }),
+    );
     expect(await invoke()).toMatchObject({ ok: true, data: "you sent [redacted]" });
   });
 
   it("are redacted when echoed as a JSON number", async () => {
-    const { invoke } = echoTool("7315904426", { "x-pin": "${secrets.TOKEN}" }, () => new Response('{"pin":7315904426}', { headers: { "content-type": "application/json" } }));
+    const { invoke } = echoTool(
+      "7315904426",
+      { "x-pin": "${secrets.TOKEN}" },
+      () => new Response('{"pin":7315904426}', { headers: { "content-type": "application/json" } }),
+    );
     expect(await invoke()).toMatchObject({ ok: true, data: { pin: "[redacted]" } });
   });
 
   it("are redacted from an error message", async () => {
     const tok = "tok-401-5e77";
-    const { invoke } = echoTool(tok, bearer, (r) => new Response(`bad token ${r.headers.get("authorization")}`, { status: 401 }));
-    expect(await invoke()).toMatchObject({ ok: false, category: "client_error", message: "HTTP 401: bad token Bearer [redacted]" });
+    const { invoke } = echoTool(
+      tok,
+      bearer,
+      (r) => new Response(`bad token ${r.headers.get("authorization")}`, { status: 401 }),
+    );
+    expect(await invoke()).toMatchObject({
+      ok: false,
+      category: "client_error",
+      message: "HTTP 401: bad token Bearer [redacted]",
+    });
   });
 
   it("are redacted before an error body is cut, leaving no part of them", async () => {
     const tok = "tok-cut-0123456789abcdef";
-    const { invoke } = echoTool(tok, bearer, () => new Response(`${"x".repeat(195)}${tok}`, { status: 400 }));
+    const { invoke } = echoTool(
+      tok,
+      bearer,
+      () => new Response(`${"x".repeat(195)}${tok}`, { status: 400 }),
+    );
     const out = (await invoke()) as { message: string };
     expect(out.message).toContain("[red");
     expect(out.message).not.toContain("tok-");
@@ -130,14 +175,20 @@ describe("registry tools: secrets echoed back", () => {
 
   it("are redacted in their JSON-escaped form from an error body", async () => {
     const tok = 'tok"quoted\\slash';
-    const { invoke } = echoTool(tok, { "x-key": "${secrets.TOKEN}" }, (r) => Response.json({ error: `bad key ${r.headers.get("x-key")}` }, { status: 403 }));
+    const { invoke } = echoTool(tok, { "x-key": "${secrets.TOKEN}" }, (r) =>
+      Response.json({ error: `bad key ${r.headers.get("x-key")}` }, { status: 403 }),
+    );
     const out = (await invoke()) as { message: string };
     expect(out.message).toBe('HTTP 403: {"error":"bad key [redacted]"}');
   });
 
   it("leave no excerpt in the message of an invalid JSON answer", async () => {
     const tok = "tok-json-9d41c0";
-    const { invoke } = echoTool(tok, bearer, () => new Response(`{"a": ${tok}}`, { headers: { "content-type": "application/json" } }));
+    const { invoke } = echoTool(
+      tok,
+      bearer,
+      () => new Response(`{"a": ${tok}}`, { headers: { "content-type": "application/json" } }),
+    );
     const out = (await invoke()) as { ok: boolean; category: string; message: string };
     expect(out).toMatchObject({ ok: false, category: "invalid_data" });
     expect(out.message).not.toContain("tok-");
@@ -146,10 +197,16 @@ describe("registry tools: secrets echoed back", () => {
 
 describe("registry tools: redirects", () => {
   const redirectTo = (location: string) => (r: Request) =>
-    r.url.startsWith("https://api.test/echo") ? new Response(null, { status: 307, headers: { location } }) : Response.json({});
+    r.url.startsWith("https://api.test/echo")
+      ? new Response(null, { status: 307, headers: { location } })
+      : Response.json({});
 
   it("drop every header holding a secret when a redirect changes origin", async () => {
-    const { seen, invoke } = echoTool("tok-cross-4b2e", { "x-api-key": "k=${secrets.TOKEN}", "x-plain": "v" }, redirectTo("https://other.test/"));
+    const { seen, invoke } = echoTool(
+      "tok-cross-4b2e",
+      { "x-api-key": "k=${secrets.TOKEN}", "x-plain": "v" },
+      redirectTo("https://other.test/"),
+    );
     await invoke();
     expect(seen.map((r) => r.url)).toEqual(["https://api.test/echo", "https://other.test/"]);
     expect(seen[1]!.headers.get("x-api-key")).toBeNull();
@@ -157,7 +214,11 @@ describe("registry tools: redirects", () => {
   });
 
   it("keep headers holding a secret on a same-origin redirect", async () => {
-    const { seen, invoke } = echoTool("tok-same-77a0", { "x-api-key": "${secrets.TOKEN}" }, redirectTo("/moved"));
+    const { seen, invoke } = echoTool(
+      "tok-same-77a0",
+      { "x-api-key": "${secrets.TOKEN}" },
+      redirectTo("/moved"),
+    );
     await invoke();
     expect(seen[1]!.url).toBe("https://api.test/moved");
     expect(seen[1]!.headers.get("x-api-key")).toBe("tok-same-77a0");

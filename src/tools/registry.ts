@@ -72,7 +72,12 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
           holdsSecret = true;
           return v ?? "";
         });
-        if (missing) return { ok: false, category: "tool_not_found", message: `tool "${name}" needs secret ${missing}, which is not set` };
+        if (missing)
+          return {
+            ok: false,
+            category: "tool_not_found",
+            message: `tool "${name}" needs secret ${missing}, which is not set`,
+          };
         if (holdsSecret) secretHeaders.push(key);
       }
       const redact = redactor(secrets);
@@ -81,7 +86,12 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
       let fetcher = deps.fetcher;
       if (entry.service !== undefined) {
         const service = deps.service(entry.service);
-        if (!service) return { ok: false, category: "tool_not_found", message: `tool "${name}": no service binding ${entry.service}` };
+        if (!service)
+          return {
+            ok: false,
+            category: "tool_not_found",
+            message: `tool "${name}": no service binding ${entry.service}`,
+          };
         fetcher = service;
         url = new URL(entry.path, `https://${entry.service.toLowerCase()}.internal`).toString();
       } else {
@@ -106,7 +116,11 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
         return redactResult(result, redact);
       } catch (err) {
         // Caught here, not by the caller, so that the message is redacted too.
-        return { ok: false, category: "network", message: redact(`tool "${name}" failed: ${String(err)}`) };
+        return {
+          ok: false,
+          category: "network",
+          message: redact(`tool "${name}" failed: ${String(err)}`),
+        };
       }
     },
   };
@@ -120,7 +134,9 @@ export const REDACTED = "[redacted]";
  * containing another is replaced whole.
  */
 export function redactor(values: string[]): (text: string) => string {
-  const forms = new Set(values.filter((v) => v !== "").flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]));
+  const forms = new Set(
+    values.filter((v) => v !== "").flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]),
+  );
   if (forms.size === 0) return (text) => text;
   const pattern = new RegExp(
     [...forms]
@@ -149,7 +165,9 @@ function redactValue(value: unknown, redact: (text: string) => string): unknown 
   }
   if (Array.isArray(value)) return value.map((v) => redactValue(v, redact));
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactValue(v, redact)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [redact(k), redactValue(v, redact)]),
+    );
   }
   return value;
 }

@@ -26,15 +26,24 @@ export function e2eClient(baseUrl: () => string) {
    * holds, as real alarms drive the run. Fails at the deadline, or at once when the run ended
    * without it, unless `afterEnd` (rollback runs after the end).
    */
-  async function waitFor(statusPath: string, what: string, done: (s: any) => boolean, afterEnd = false, timeoutMs = 15_000): Promise<any> {
+  async function waitFor(
+    statusPath: string,
+    what: string,
+    done: (s: any) => boolean,
+    afterEnd = false,
+    timeoutMs = 15_000,
+  ): Promise<any> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const status = await getJson(statusPath);
       if (done(status)) return status;
       if (FINAL.has(status.status) && !afterEnd) {
-        throw new Error(`waiting for ${what}, but the run ended ${status.status}: ${JSON.stringify(status)}`);
+        throw new Error(
+          `waiting for ${what}, but the run ended ${status.status}: ${JSON.stringify(status)}`,
+        );
       }
-      if (Date.now() > deadline) throw new Error(`no ${what} after ${timeoutMs} ms: ${JSON.stringify(status)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no ${what} after ${timeoutMs} ms: ${JSON.stringify(status)}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   }

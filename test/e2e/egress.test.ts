@@ -35,7 +35,10 @@ describe("e2e: ALLOWED_HOSTS at run time", () => {
     const status = await waitForEnd(res.headers.get("location")!);
     expect(status.status).toBe("failed");
     const step = await getJson(`/v1/runs/${status.runId}/steps/out`);
-    expect(step.error).toMatchObject({ category: "egress_denied", message: expect.stringContaining("evil.test") });
+    expect(step.error).toMatchObject({
+      category: "egress_denied",
+      message: expect.stringContaining("evil.test"),
+    });
     expect(step.attempts).toBe(1);
   });
 });

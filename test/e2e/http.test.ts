@@ -52,15 +52,28 @@ describe("e2e: the built Worker over HTTP", () => {
   it("runs the three-level chain to completed on its own alarms", async () => {
     const status = await waitForEnd(await submit(chain));
     expect(status.status).toBe("completed");
-    expect(status.steps.map((s: { status: string }) => s.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
-    expect(status.progress).toMatchObject({ completedSteps: 3, totalSteps: 3, percentage: 100, estimatedTimeRemainingMs: 0 });
+    expect(status.steps.map((s: { status: string }) => s.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "succeeded",
+    ]);
+    expect(status.progress).toMatchObject({
+      completedSteps: 3,
+      totalSteps: 3,
+      percentage: 100,
+      estimatedTimeRemainingMs: 0,
+    });
   });
 
   it("GET /results returns each level's data in plan order", async () => {
     const status = await waitForEnd(await submit(chain));
     const results = await getJson(`/v1/runs/${status.runId}/results`);
     expect(results.map((r: { success: boolean }) => r.success)).toEqual([true, true, true]);
-    expect(results.map((r: { data: unknown }) => ids(r.data))).toEqual([["F1"], ["S1", "S3"], ["C1", "C2"]]);
+    expect(results.map((r: { data: unknown }) => ids(r.data))).toEqual([
+      ["F1"],
+      ["S1", "S3"],
+      ["C1", "C2"],
+    ]);
   });
 
   it("the upstream receives the resolved template values", async () => {
@@ -76,7 +89,11 @@ describe("e2e: the built Worker over HTTP", () => {
   it("ends the partial-failure example partial, with the 404 step a client_error", async () => {
     const status = await waitForEnd(await submit(partialFailure));
     expect(status.status).toBe("partial");
-    expect(status.steps.map((s: { status: string }) => s.status)).toEqual(["succeeded", "failed", "succeeded"]);
+    expect(status.steps.map((s: { status: string }) => s.status)).toEqual([
+      "succeeded",
+      "failed",
+      "succeeded",
+    ]);
     expect(status.steps[1].error).toMatchObject({ category: "client_error", status: 404 });
   });
 
@@ -110,9 +127,15 @@ describe("e2e: the built Worker over HTTP", () => {
     const res = await post("/v1/runs", bad);
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
-    const body = (await res.json()) as { error: { code: string; issues: { path: string; message: string }[] } };
+    const body = (await res.json()) as {
+      error: { code: string; issues: { path: string; message: string }[] };
+    };
     expect(body.error.code).toBe("invalid_plan");
-    expect(body.error.issues.map((i) => i.path).sort()).toEqual(["steps.0.tool", "steps.1.dependsOn.0", "steps.2.params.facility_id"]);
+    expect(body.error.issues.map((i) => i.path).sort()).toEqual([
+      "steps.0.tool",
+      "steps.1.dependsOn.0",
+      "steps.2.params.facility_id",
+    ]);
   });
 
   it("names an unknown config field in the 400's issue path", async () => {

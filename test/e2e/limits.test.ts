@@ -21,7 +21,10 @@ let worker: BootedWorker;
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  worker = await bootWorker(upstream.url, Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])));
+  worker = await bootWorker(
+    upstream.url,
+    Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
+  );
 });
 
 afterAll(async () => {
@@ -32,7 +35,9 @@ afterAll(async () => {
 const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
 
 /** Submits a plan; returns the response and its JSON body. */
-async function submit(plan: unknown): Promise<{ status: number; body: any; location: string | null }> {
+async function submit(
+  plan: unknown,
+): Promise<{ status: number; body: any; location: string | null }> {
   const res = await post("/v1/runs", plan);
   return { status: res.status, body: await res.json(), location: res.headers.get("location") };
 }
@@ -43,7 +48,8 @@ async function accepted(plan: unknown): Promise<string> {
   return location!;
 }
 
-const passSteps = (n: number) => Array.from({ length: n }, (_, k) => ({ id: `s${k}`, tool: "pass", params: { value: k } }));
+const passSteps = (n: number) =>
+  Array.from({ length: n }, (_, k) => ({ id: `s${k}`, tool: "pass", params: { value: k } }));
 
 /** A plan body of exactly `bytes` bytes (padded in `input`). */
 function planOfBytes(bytes: number): string {
@@ -98,7 +104,10 @@ describe("e2e: limits at non-default values", () => {
   it("MAX_TEMPLATE_LENGTH: one character more is a 400", async () => {
     const { status, body } = await submit(templateOfLength(LIMITS.MAX_TEMPLATE_LENGTH + 1));
     expect(status).toBe(400);
-    expect(body.error.issues[0]).toMatchObject({ path: "steps.0.params.value", message: expect.stringMatching(/33 characters, more than 32 \(MAX_TEMPLATE_LENGTH\)/) });
+    expect(body.error.issues[0]).toMatchObject({
+      path: "steps.0.params.value",
+      message: expect.stringMatching(/33 characters, more than 32 \(MAX_TEMPLATE_LENGTH\)/),
+    });
   });
 
   it("MAX_JSON_DEPTH: a plan nested exactly the limit deep is accepted", async () => {
@@ -123,7 +132,10 @@ describe("e2e: limits at non-default values", () => {
     );
     expect(status.status).toBe("partial");
     expect(status.steps[0].status).toBe("succeeded");
-    expect(status.steps[1]).toMatchObject({ status: "failed", error: { category: "output_too_large" } });
+    expect(status.steps[1]).toMatchObject({
+      status: "failed",
+      error: { category: "output_too_large" },
+    });
   });
 
   it("MAX_OUTPUT_BYTES: forEach items under the limit whose total is one byte over fail the step as output_too_large", async () => {
@@ -131,10 +143,20 @@ describe("e2e: limits at non-default values", () => {
     const chars = LIMITS.MAX_OUTPUT_BYTES - 7;
     const status = await waitForEnd(
       await accepted({
-        steps: [{ id: "each", tool: "pass", forEach: ["x".repeat(chars - 300), "x".repeat(301)], params: { value: "${item}" } }],
+        steps: [
+          {
+            id: "each",
+            tool: "pass",
+            forEach: ["x".repeat(chars - 300), "x".repeat(301)],
+            params: { value: "${item}" },
+          },
+        ],
       }),
     );
-    expect(status.steps[0]).toMatchObject({ status: "failed", error: { category: "output_too_large" } });
+    expect(status.steps[0]).toMatchObject({
+      status: "failed",
+      error: { category: "output_too_large" },
+    });
     expect(status.steps[0].error.message).toMatch(/total 1025 bytes/);
   });
 
@@ -144,7 +166,9 @@ describe("e2e: limits at non-default values", () => {
 
     beforeAll(async () => {
       // 10 steps: each starts and succeeds, besides the run's own events: far more than 20.
-      const final = await waitForEnd(await accepted({ steps: passSteps(LIMITS.MAX_STEPS_PER_PLAN) }));
+      const final = await waitForEnd(
+        await accepted({ steps: passSteps(LIMITS.MAX_STEPS_PER_PLAN) }),
+      );
       expect(final.status).toBe("completed");
       runId = final.runId;
       const page = await getJson(`/v1/runs/${runId}/events?limit=1000`);
@@ -174,7 +198,9 @@ describe("e2e: limits at non-default values", () => {
       const dropped = total - LIMITS.MAX_EVENTS_PER_RUN;
       expect(blocks[0]).toBe(`: ${dropped} events dropped (MAX_EVENTS_PER_RUN)`);
       const ids = blocks.slice(1).map((b) => Number(/^id: (\d+)$/m.exec(b)?.[1]));
-      expect(ids).toEqual(Array.from({ length: LIMITS.MAX_EVENTS_PER_RUN }, (_, k) => dropped + 1 + k));
+      expect(ids).toEqual(
+        Array.from({ length: LIMITS.MAX_EVENTS_PER_RUN }, (_, k) => dropped + 1 + k),
+      );
       expect(blocks.at(-1)).toMatch(/^event: run_finished$/m);
     });
   });

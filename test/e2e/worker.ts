@@ -27,15 +27,22 @@ export interface BootedWorker {
 /** Bundles the Worker with wrangler into a fresh temporary directory; returns the script path. */
 async function build(outdir: string): Promise<string> {
   const wrangler = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
-  await promisify(execFile)(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [wrangler, "deploy", "--dry-run", "--outdir", outdir],
+    {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   return join(outdir, "index.js");
 }
 
-export async function bootWorker(upstreamUrl: string, overrides: Record<string, string> = {}): Promise<BootedWorker> {
+export async function bootWorker(
+  upstreamUrl: string,
+  overrides: Record<string, string> = {},
+): Promise<BootedWorker> {
   const outdir = await mkdtemp(join(tmpdir(), "edgestep-e2e-"));
   try {
     const scriptPath = await build(outdir);

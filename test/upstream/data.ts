@@ -6,10 +6,30 @@ export const facilities = [
 ];
 
 export const shipments = [
-  { id: "S1", status: "delivered", facility_id: "F1", facility: { id: "F1", name: "Berlin Plant" } },
-  { id: "S2", status: "rejected", facility_id: "F2", facility: { id: "F2", name: "Munich Center" } },
-  { id: "S3", status: "in_transit", facility_id: "F1", facility: { id: "F1", name: "Berlin Plant" } },
-  { id: "S4", status: "delivered", facility_id: "F3", facility: { id: "F3", name: "Berlin Annex" } },
+  {
+    id: "S1",
+    status: "delivered",
+    facility_id: "F1",
+    facility: { id: "F1", name: "Berlin Plant" },
+  },
+  {
+    id: "S2",
+    status: "rejected",
+    facility_id: "F2",
+    facility: { id: "F2", name: "Munich Center" },
+  },
+  {
+    id: "S3",
+    status: "in_transit",
+    facility_id: "F1",
+    facility: { id: "F1", name: "Berlin Plant" },
+  },
+  {
+    id: "S4",
+    status: "delivered",
+    facility_id: "F3",
+    facility: { id: "F3", name: "Berlin Annex" },
+  },
 ];
 
 export const contaminants = [
@@ -38,11 +58,17 @@ export function domainResponse(path: string, q: URLSearchParams): unknown[] | un
   switch (path) {
     case "/facilities": {
       const city = q.get("location");
-      return limited(facilities.filter((f) => !city || f.location.city === city), q);
+      return limited(
+        facilities.filter((f) => !city || f.location.city === city),
+        q,
+      );
     }
     case "/shipments": {
       const ids = list(q, "facility_id");
-      return limited(shipments.filter((s) => !ids || ids.includes(s.facility_id)), q);
+      return limited(
+        shipments.filter((s) => !ids || ids.includes(s.facility_id)),
+        q,
+      );
     }
     case "/contaminants": {
       const ids = list(q, "shipment_ids");

@@ -15,7 +15,13 @@ type Json = (res: ServerResponse, status: number, body: unknown) => void;
 /** Deploys in flight, per run. */
 const deploying = new Map<string, number>();
 
-export function handleDemoOps(req: IncomingMessage, res: ServerResponse, url: URL, body: string, json: Json): boolean {
+export function handleDemoOps(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  body: string,
+  json: Json,
+): boolean {
   if (req.method !== "POST") return false;
   if (url.pathname === "/jobs") {
     // The callback tool's body (src/tools/callback.ts): { runId, stepId, token, callbackUrl, input: params.body }.
@@ -29,14 +35,24 @@ export function handleDemoOps(req: IncomingMessage, res: ServerResponse, url: UR
     json(res, 202, { jobId, accepted: true });
     const delayMs = Math.max(0, Number(url.searchParams.get("delayMs") ?? 300) || 0);
     const input = asObject(request.input);
-    const output = { jobId, status: "succeeded", artifact: `${String(input.service ?? "app")}-${String(input.version ?? "0")}.tar.gz` };
+    const output = {
+      jobId,
+      status: "succeeded",
+      artifact: `${String(input.service ?? "app")}-${String(input.version ?? "0")}.tar.gz`,
+    };
     setTimeout(() => {
-      fetch(callbackUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ output }) })
+      fetch(callbackUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ output }),
+      })
         .then((r) => {
           if (!r.ok) console.error(`demo job ${jobId}: callback answered ${r.status}`);
           return r.body?.cancel();
         })
-        .catch((err: unknown) => console.error(`demo job ${jobId}: callback failed: ${String(err)}`));
+        .catch((err: unknown) =>
+          console.error(`demo job ${jobId}: callback failed: ${String(err)}`),
+        );
     }, delayMs);
     return true;
   }
@@ -74,7 +90,9 @@ function parseJson(body: string): unknown {
 }
 
 function asObject(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 function safeDecode(s: string): string {

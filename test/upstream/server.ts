@@ -63,33 +63,50 @@ export async function startUpstream(port = 0): Promise<Upstream> {
     const path = url.pathname;
     if (path === "/_log") {
       const prefix = url.searchParams.get("prefix") ?? "";
-      return json(res, 200, calls.filter((c) => c.path.startsWith(prefix)));
+      return json(
+        res,
+        200,
+        calls.filter((c) => c.path.startsWith(prefix)),
+      );
     }
     const call: LoggedCall = {
       method: req.method ?? "GET",
       path,
       query: url.search,
       idempotencyKey: header(req, "idempotency-key"),
-      attempt: header(req, "x-edgestep-attempt") === null ? null : Number(header(req, "x-edgestep-attempt")),
+      attempt:
+        header(req, "x-edgestep-attempt") === null
+          ? null
+          : Number(header(req, "x-edgestep-attempt")),
       authorization: header(req, "authorization"),
       at: Date.now(),
       body,
-      headers: Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string")),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string"),
+      ),
     };
     calls.push(call);
     const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
     if (domain) return json(res, 200, domain);
     if (path === "/echo") {
-      return json(res, 200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, body: parse(body) });
+      return json(res, 200, {
+        method: req.method,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        body: parse(body),
+      });
     }
-    if (path === "/unauthorized") return json(res, 401, { error: `bad token ${call.authorization}` });
+    if (path === "/unauthorized")
+      return json(res, 401, { error: `bad token ${call.authorization}` });
     if (path === "/text") {
       res.writeHead(200, { "content-type": "text/plain" });
       return void res.end("plain text");
     }
     if (path === "/hang") return;
     if (path === "/redirect") {
-      res.writeHead(Number(url.searchParams.get("status") ?? 307), { location: url.searchParams.get("to") ?? "/echo" });
+      res.writeHead(Number(url.searchParams.get("status") ?? 307), {
+        location: url.searchParams.get("to") ?? "/echo",
+      });
       return void res.end();
     }
     if (path === "/bad-json") {
@@ -119,7 +136,15 @@ export async function startUpstream(port = 0): Promise<Upstream> {
     }
     const delay = /^\/delay\/(\d+)$/.exec(path);
     if (delay) {
-      setTimeout(() => json(res, 200, { ok: true, ms: Number(delay[1]), query: Object.fromEntries(url.searchParams) }), Number(delay[1]));
+      setTimeout(
+        () =>
+          json(res, 200, {
+            ok: true,
+            ms: Number(delay[1]),
+            query: Object.fromEntries(url.searchParams),
+          }),
+        Number(delay[1]),
+      );
       return;
     }
     if (path === "/work") {
@@ -171,21 +196,32 @@ export async function startUpstream(port = 0): Promise<Upstream> {
 
 /** The value `/work` derives from an Idempotency-Key (the first 24 hex digits of its SHA-256). */
 export function workValue(key: string | null): string {
-  return createHash("sha256").update(key ?? "").digest("hex").slice(0, 24);
+  return createHash("sha256")
+    .update(key ?? "")
+    .digest("hex")
+    .slice(0, 24);
 }
 
 /** `/work`'s delay: `ms`, else in [minMs, maxMs], a function of seed, Idempotency-Key and attempt. */
-export function workDelayMs(key: string | null, attempt: number | null, q: URLSearchParams): number {
+export function workDelayMs(
+  key: string | null,
+  attempt: number | null,
+  q: URLSearchParams,
+): number {
   if (q.has("ms")) return Math.max(0, Number(q.get("ms")) || 0);
   const min = Math.max(0, Number(q.get("minMs") ?? 0) || 0);
   const max = Math.max(min, Number(q.get("maxMs") ?? min) || min);
-  const h = createHash("sha256").update(`${q.get("seed") ?? ""}|${key ?? ""}|${attempt ?? ""}`).digest();
+  const h = createHash("sha256")
+    .update(`${q.get("seed") ?? ""}|${key ?? ""}|${attempt ?? ""}`)
+    .digest();
   return min + (h.readUInt32BE(0) % (max - min + 1));
 }
 
 /** `/work`'s answer: `value` is derived from the key; `input` echoes the query minus the timing parameters. */
 export function workAnswer(key: string | null, attempt: number | null, q: URLSearchParams) {
-  const input = Object.fromEntries([...q].filter(([k]) => !["ms", "minMs", "maxMs", "seed"].includes(k)));
+  const input = Object.fromEntries(
+    [...q].filter(([k]) => !["ms", "minMs", "maxMs", "seed"].includes(k)),
+  );
   return { key, value: workValue(key), attempt, ms: workDelayMs(key, attempt, q), input };
 }
 
@@ -202,7 +238,12 @@ function parse(body: string): unknown {
   }
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 }
