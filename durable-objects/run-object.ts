@@ -2,65 +2,69 @@
  * RunObject: one Durable Object per run. A thin shell: it stores the checkpoint in
  * SQLite (RunStore), runs iterations, compensations and webhook deliveries from
  * `alarm()`, and answers the API over RPC. Every method checks the caller owns the run;
- * a stranger sees nothing.
+ * a stranger sees nothing. Each method loads the run, asks a pure decision (run-controls,
+ * approval-control) or builds a view (run-views), commits, and re-arms the alarm.
  *
  * SQLite is the truth; the alarm is a pointer: every change ends with `rearm()`, which
  * points the alarm at the earliest due row, and `alarm()` is safe to run twice.
  */
 import { DurableObject } from "cloudflare:workers";
-import { settings, type Env } from "../src/env";
+import { settings, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
 import type { CompiledPlan } from "../src/engine/plan";
-import { FINAL_RUN_STATUSES, type RunRecord, type RunStatus } from "../src/engine/records";
-import { attemptLog, runView, stepResult, stepView, type StepResult } from "../src/engine/status";
+import type { RunRecord, RunStatus } from "../src/engine/records";
+import type { StepResult } from "../src/engine/status";
+import { alarmTarget, iterates } from "./alarm-target";
 import { commitAnswer, type Answer } from "./answers";
+import { decideApproval, type ApproveOutcome, type ApproveRequest } from "./approval-control";
 import { CallbackStore, type CallbackAnswer } from "./callback-store";
-import { Iteration, LEASE_MS } from "./iteration";
+import { Iteration, LEASE_MS, type IterationDeps } from "./iteration";
 import { Rollback } from "./rollback";
+import * as controls from "./run-controls";
+import type { RunState } from "./run-state";
+import { recordRunStatusChange } from "./run-status-change";
+import { eventPage, statusView, stepDetail, stepResults } from "./run-views";
 import { Sql } from "./sql";
 import { RunStore } from "./store";
 import { WebhookOutbox } from "./webhook-outbox";
 
-export type CreateOutcome = { created: boolean; status: string };
-/** `null`: no such run (404); `ok: false`: not allowed in the run's state (409). */
-export type ControlOutcome =
-  { ok: true; status: string } | { ok: false; status: string; message: string } | null;
-export interface ApproveRequest {
-  approved: boolean;
-  skipSteps?: string[];
-  stepId?: string;
-  comment?: string;
-}
-/** `invalid`: the request names something that does not exist or does not apply (400; `field`: the body field). */
-export type ApproveOutcome =
-  ControlOutcome | { ok: false; invalid: true; message: string; field?: string };
-
-/** Statuses whose alarm runs iterations (a `waiting` run may have timeouts due). */
-const ACTIVE: ReadonlySet<RunStatus> = new Set(["pending", "running", "waiting"]);
+// The API imports these from here: they are the types of the RPC surface.
+export type { ApproveOutcome, ApproveRequest } from "./approval-control";
+export type { ControlOutcome, CreateOutcome } from "./run-controls";
 
 export class RunObject extends DurableObject<Env> {
+  private readonly config: Settings;
   private readonly store: RunStore;
-  private readonly db: Sql;
   private readonly callbacks: CallbackStore;
-  private readonly outbox: WebhookOutbox;
   private readonly rollback: Rollback;
+  /** The checkpoint, rollback queue and webhook outbox: what views and status changes read. */
+  private readonly state: RunState;
+  /** Results of finished steps, kept across iterations (a redrive clears them). */
   private readonly resultCache = new Map<number, StepResult>();
+  /** What iterations, compensations and answers share: the checkpoint, the tools, the results. */
+  private readonly work: Omit<IterationDeps, "setAlarm" | "runStatusChanged">;
+  /** The iteration live in this instance: answers and cancels go through it. */
   private iteration: Iteration | undefined;
+  /** Settles when the live iteration ends (cancel waits for it; test/helpers.ts reads it). */
   private iterationDone: Promise<number | null> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new RunStore(ctx.storage, settings(env).maxEventsPerRun);
-    this.db = new Sql(ctx.storage.sql);
-    this.callbacks = new CallbackStore(this.db);
-    this.rollback = new Rollback(this.db, () => this.store.plan());
-    const config = settings(env);
-    this.outbox = new WebhookOutbox(this.db, {
+    this.config = settings(env);
+    this.store = new RunStore(ctx.storage, this.config.maxEventsPerRun);
+    const db = new Sql(ctx.storage.sql);
+    this.callbacks = new CallbackStore(db);
+    this.rollback = new Rollback(db, () => this.store.plan());
+    const outbox = new WebhookOutbox(db, {
       fetcher: (r) => fetch(r),
-      allowedHosts: config.allowedHosts,
-      maxAttempts: config.webhookMaxAttempts,
+      allowedHosts: this.config.allowedHosts,
+      maxAttempts: this.config.webhookMaxAttempts,
       event: (type, now, data) => this.store.event(type, now, null, null, data),
     });
+    const { store, callbacks, rollback, resultCache: results } = this;
+    const { tools, maxOutputBytes } = this.config;
+    this.state = { store, rollback, outbox };
+    this.work = { store, db, callbacks, tools, maxOutputBytes, results };
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
@@ -69,7 +73,7 @@ export class RunObject extends DurableObject<Env> {
     owner: string,
     plan: CompiledPlan,
     baseUrl: string,
-  ): Promise<CreateOutcome> {
+  ): Promise<controls.CreateOutcome> {
     const existing = this.store.run();
     if (existing) return { created: false, status: existing.status };
     const now = Date.now();
@@ -92,64 +96,28 @@ export class RunObject extends DurableObject<Env> {
 
   async status(owner: string) {
     const run = this.owned(owner);
-    if (!run) return null;
-    const plan = this.store.plan();
-    const view = runView(run, plan, this.store.steps(), Date.now());
-    const items = this.store.itemCounts();
-    const pendingApproval = [
-      ...(run.riskGate ? [{ gate: "risk" as const, stepIds: run.riskGate }] : []),
-      ...(this.store.waitingForApproval().length > 0
-        ? [{ gate: "step" as const, stepIds: this.store.waitingForApproval() }]
-        : []),
-    ];
-    const rollback = this.rollback.view();
-    return {
-      ...view,
-      steps: view.steps.map((s) => (items.has(s.index) ? { ...s, items: items.get(s.index)! } : s)),
-      ...(pendingApproval.length > 0 && { pendingApproval }),
-      ...(rollback && { rollback }),
-      ...(plan.webhook && { webhook: this.outbox.view(plan.webhook.url) }),
-    };
+    return run ? statusView(this.state, run, Date.now()) : null;
   }
 
   async step(owner: string, stepId: string) {
-    if (!this.owned(owner)) return null;
-    const index = this.store.stepIndex(stepId);
-    if (index === undefined) return undefined;
-    const record = this.store.step(index)!;
-    const items = this.store.itemCounts(index).get(index);
-    const { stepId: _, ...result } = stepResult(record, items?.total);
-    return {
-      ...stepView(record),
-      ...(items && { items }),
-      ...result,
-      attemptLog: attemptLog(this.store.attempts(index)),
-    };
+    return this.owned(owner) ? stepDetail(this.store, stepId) : null;
   }
 
   async results(owner: string) {
-    if (!this.owned(owner)) return null;
-    const items = this.store.itemCounts();
-    return this.store.steps().map((s) => stepResult(s, items.get(s.index)?.total));
+    return this.owned(owner) ? stepResults(this.store) : null;
   }
 
   async events(owner: string, after: number, limit: number) {
     const run = this.owned(owner);
-    if (!run) return null;
-    return {
-      events: this.store.events(after, limit),
-      dropped: run.eventsDropped,
-      finished: FINAL_RUN_STATUSES.has(run.status),
-    };
+    return run ? eventPage(this.store, run, after, limit) : null;
   }
 
-  async cancel(owner: string): Promise<ControlOutcome> {
+  async cancel(owner: string): Promise<controls.ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    if (run.status === "cancelled") return { ok: true, status: "cancelled" };
-    if (FINAL_RUN_STATUSES.has(run.status)) {
-      return { ok: false, status: run.status, message: `the run already ended as ${run.status}` };
-    }
+    const refused = controls.checkCancel(run);
+    if (refused) return refused;
+    // A live iteration is writing the rows: it cancels its own work, then we re-arm.
     if (this.iteration) {
       this.iteration.cancel();
       await this.iterationDone;
@@ -159,46 +127,27 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /** Continues a paused (bounded) run with `iterations` more iterations. */
-  async resume(owner: string, iterations: number | undefined): Promise<ControlOutcome> {
+  async resume(owner: string, iterations: number | undefined): Promise<controls.ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    if (run.status !== "paused")
-      return {
-        ok: false,
-        status: run.status,
-        message: `only a paused run can resume; this one is ${run.status}`,
-      };
-    const mode = this.store.plan().config.mode;
-    const more = iterations ?? (mode.type === "bounded" ? mode.iterations : 1);
+    const refused = controls.checkResume(run);
+    if (refused) return refused;
     const now = Date.now();
+    const more = controls.resumeIterations(this.store.plan(), iterations);
     this.store.resume(run.iterations + more, now);
     await this.rearm(now);
     return { ok: true, status: "running" };
   }
 
   /** Redrive: re-runs failed steps and the steps skipped or cancelled because of them. */
-  async redrive(owner: string): Promise<ControlOutcome> {
+  async redrive(owner: string): Promise<controls.ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    if (run.status !== "failed" && run.status !== "partial") {
-      return {
-        ok: false,
-        status: run.status,
-        message: `only a failed or partial run can be retried; this one is ${run.status}`,
-      };
-    }
-    // Redrive keeps succeeded results; after a rollback undid them, they no longer hold.
-    if (this.rollback.queued()) {
-      return {
-        ok: false,
-        status: run.status,
-        message:
-          "this run was rolled back (config.rollback): its completed steps were undone, so submit the plan again instead of retrying",
-      };
-    }
+    const refused = controls.checkRedrive(run, () => this.rollback.queued());
+    if (refused) return refused;
     const now = Date.now();
     this.store.redrive(now);
-    this.resultCache.clear();
+    this.resultCache.clear(); // the redriven steps will have new results
     await this.rearm(now);
     return { ok: true, status: "pending" };
   }
@@ -208,68 +157,26 @@ export class RunObject extends DurableObject<Env> {
     const run = this.owned(owner);
     if (!run) return null;
     const now = Date.now();
-    if (run.riskGate && request.stepId === undefined) {
-      const unknown = (request.skipSteps ?? []).filter(
-        (id) => this.store.stepIndex(id) === undefined,
-      );
-      if (unknown.length > 0)
-        return {
-          ok: false,
-          invalid: true,
-          field: "skipSteps",
-          message: `skipSteps: unknown step(s) ${unknown.join(", ")}`,
-        };
-      if (!request.approved) {
+    const decision = decideApproval(run, this.store, request);
+    switch (decision.type) {
+      case "refuse":
+        return decision.outcome;
+      case "deny_risk_gate":
         this.store.event("approval_denied", now, null, null, {
           gate: "risk",
-          ...(request.comment && { comment: request.comment }),
+          ...(decision.comment && { comment: decision.comment }),
         });
         this.cancelNow(now);
         await this.rearm();
         return { ok: true, status: "cancelled" };
-      }
-      this.store.event("approval_granted", now, null, null, {
-        gate: "risk",
-        skipSteps: request.skipSteps ?? [],
-      });
-      this.store.openRiskGate(request.skipSteps ?? [], now);
-      await this.rearm(now);
-      return { ok: true, status: "pending" };
+      case "open_risk_gate":
+        this.store.openRiskGate(decision.skipSteps, now);
+        await this.rearm(now);
+        return { ok: true, status: "pending" };
+      case "answer_step":
+        await this.applyAnswer(decision.index, decision.answer);
+        return { ok: true, status: this.store.run()!.status };
     }
-    const waiting = this.store.waitingForApproval();
-    const stepId = request.stepId ?? (waiting.length === 1 ? waiting[0] : undefined);
-    if (stepId === undefined) {
-      const message =
-        waiting.length > 1
-          ? `several steps wait for approval (${waiting.join(", ")}): name one in stepId`
-          : "nothing waits for approval";
-      return waiting.length > 1
-        ? { ok: false, invalid: true, message }
-        : { ok: false, status: run.status, message };
-    }
-    if (this.store.stepIndex(stepId) === undefined)
-      return { ok: false, invalid: true, message: `unknown step "${stepId}"` };
-    if (!waiting.includes(stepId))
-      return {
-        ok: false,
-        status: run.status,
-        message: `step "${stepId}" is not waiting for approval`,
-      };
-    // Only the risk gate skips steps: ignoring skipSteps here would run steps the caller meant to skip.
-    if (request.skipSteps !== undefined && request.skipSteps.length > 0) {
-      return {
-        ok: false,
-        invalid: true,
-        field: "skipSteps",
-        message: `skipSteps: only the risk gate takes skipSteps; approval step "${stepId}" is answered with approved (and comment)`,
-      };
-    }
-    await this.applyAnswer(this.store.stepIndex(stepId)!, {
-      type: "approval",
-      approved: request.approved,
-      ...(request.comment && { comment: request.comment }),
-    });
-    return { ok: true, status: this.store.run()!.status };
   }
 
   /** Completes a `callback` step: `not_found` for an unknown token, `conflict` for a used or expired one. */
@@ -301,43 +208,37 @@ export class RunObject extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + LEASE_MS);
       return;
     }
-    let soon: number | null = null;
-    const config = settings(this.env);
-    if (ACTIVE.has(run.status) && !run.riskGate) {
-      this.iteration = new Iteration({
-        store: this.store,
-        db: this.db,
-        callbacks: this.callbacks,
-        tools: config.tools,
-        maxOutputBytes: config.maxOutputBytes,
-        results: this.resultCache,
-        setAlarm: (at) => this.ctx.storage.setAlarm(at),
-        runStatusChanged: (status, now) => this.runStatusChanged(status, now),
-      });
-      this.iterationDone = this.iteration.run();
-      try {
-        soon = await this.iterationDone;
-      } finally {
-        this.iteration = undefined;
-        this.iterationDone = undefined;
-      }
-    }
-    if (this.rollback.earliestDue(Date.now()) !== null) {
-      await this.rollback.run({
-        db: this.db,
-        store: this.store,
-        callbacks: this.callbacks,
-        tools: config.tools,
-        maxOutputBytes: config.maxOutputBytes,
-        results: this.resultCache,
-        runId: run.id,
-        baseUrl: run.baseUrl,
-        rand: Math.random,
-        lease: () => this.ctx.storage.setAlarm(Date.now() + LEASE_MS),
-      });
-    }
+    const soon = iterates(run) ? await this.runIteration() : null;
+    if (this.rollback.earliestDue(Date.now()) !== null) await this.runRollback(run);
     await this.deliverWebhooks();
     await this.rearm(soon);
+  }
+
+  /** Runs one iteration; resolves to when the next should run (null: the rows decide). */
+  private async runIteration(): Promise<number | null> {
+    this.iteration = new Iteration({
+      ...this.work,
+      setAlarm: (at) => this.ctx.storage.setAlarm(at),
+      runStatusChanged: (status, now) => this.runStatusChanged(status, now),
+    });
+    this.iterationDone = this.iteration.run();
+    try {
+      return await this.iterationDone;
+    } finally {
+      this.iteration = undefined;
+      this.iterationDone = undefined;
+    }
+  }
+
+  /** Runs the compensations that are due, one at a time. */
+  private async runRollback(run: RunRecord): Promise<void> {
+    await this.rollback.run({
+      ...this.work,
+      runId: run.id,
+      baseUrl: run.baseUrl,
+      rand: Math.random,
+      lease: () => this.ctx.storage.setAlarm(Date.now() + LEASE_MS),
+    });
   }
 
   /** Applies an outside answer: through the live iteration, or committed now for the next alarm. */
@@ -347,16 +248,9 @@ export class RunObject extends DurableObject<Env> {
       return;
     }
     const step = this.store.step(index)!;
-    const config = settings(this.env);
     const now = Date.now();
-    commitAnswer(
-      { store: this.store, callbacks: this.callbacks, maxOutputBytes: config.maxOutputBytes },
-      this.store.plan().steps[index]!,
-      step.attempts,
-      step.startedAt ?? now,
-      answer,
-      now,
-    );
+    const plannedStep = this.store.plan().steps[index]!;
+    commitAnswer(this.work, plannedStep, step.attempts, step.startedAt ?? now, answer, now);
     if (this.store.run()!.status === "waiting") this.store.setRunStatus("running");
     await this.rearm(now);
   }
@@ -367,38 +261,14 @@ export class RunObject extends DurableObject<Env> {
     this.runStatusChanged("cancelled", now);
   }
 
-  /** Records a run status users hear about, and enqueues its webhook. */
   private runStatusChanged(status: RunStatus, now: number): void {
-    const { store } = this;
-    if (status === "paused")
-      store.event("run_paused", now, null, null, { iterations: store.run()!.iterations });
-    else if (status !== "waiting") {
-      if (status === "cancelled") store.event("run_cancelled", now);
-      const error = store.run()!.error; // a run-level failure (iteration_limit_exceeded) says why
-      store.event("run_finished", now, null, null, {
-        status,
-        ...(error !== null && { error: JSON.parse(error) as unknown }),
-      });
-    }
-    const plan = store.plan();
-    if (status === "failed" && plan.config.rollback) this.rollback.enqueue(store);
-    if (!plan.webhook) return;
-    const run = store.run()!;
-    const view = runView(run, plan, store.steps(), now);
-    const payload = {
-      runId: run.id,
-      status,
-      summary: view.summary,
-      startedAt: view.startedAt,
-      endedAt: view.endedAt,
-    };
-    this.outbox.enqueue(`run.${status}`, payload, now);
+    recordRunStatusChange(this.state, status, now);
   }
 
   private async deliverWebhooks(): Promise<void> {
     const webhook = this.store.plan().webhook;
     if (!webhook) return;
-    await this.outbox.deliverDue(
+    await this.state.outbox.deliverDue(
       { url: webhook.url, secret: webhook.secret ?? this.env.WEBHOOK_SECRET },
       Date.now(),
     );
@@ -408,12 +278,9 @@ export class RunObject extends DurableObject<Env> {
   private async rearm(soon: number | null = null): Promise<void> {
     const run = this.store.run();
     if (run) this.store.trimEvents();
-    const now = Date.now();
-    const candidates = [soon, this.outbox.earliestDue(), this.rollback.earliestDue(now)];
-    if (run && ACTIVE.has(run.status) && !run.riskGate) candidates.push(this.store.earliestDue());
-    const due = candidates.filter((t): t is number => t !== null);
-    if (due.length === 0) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.min(...due));
+    const at = alarmTarget(this.state, run, soon, Date.now());
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
   }
 
   private owned(owner: string): RunRecord | undefined {

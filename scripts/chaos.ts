@@ -2,7 +2,7 @@
  * `npm run chaos`: is edgestep crash-proof under kill -9? Submits many runs to `wrangler dev`,
  * SIGKILLs its process group (wrangler and workerd) at random moments and restarts it on the same
  * persisted state, then checks every run completed with the upstream's answers and no step ran again
- * after its success was recorded. See scripts/chaos-lib.ts for what exactly is checked.
+ * after its success was recorded. See scripts/chaos/run-chaos.ts for what exactly is checked.
  *
  *   npm run chaos -- --runs 50 --kills 5 --seed 42
  *   CHAOS_RUNS=50 CHAOS_KILLS=5 CHAOS_SEED=42 npm run chaos
@@ -26,7 +26,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULTS, runChaos, type ChaosOptions } from "./chaos-lib.ts";
+import { DEFAULTS, type ChaosOptions } from "./chaos/options.ts";
+import { runChaos } from "./chaos/run-chaos.ts";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 

@@ -7,7 +7,7 @@
  * their alarms alone (nothing polls them during the lease). CHAOS_SEED picks another seed.
  */
 import { describe, expect, it } from "vitest";
-import { runChaos } from "../../scripts/chaos-lib.ts";
+import { runChaos } from "../../scripts/chaos/run-chaos.ts";
 
 describe("chaos: kill -9 of wrangler dev while runs are in flight", () => {
   it(

@@ -1,0 +1,56 @@
+/**
+ * EventLog: the run's append-only event log, read by `GET /v1/runs/:id/events`. It is capped
+ * at MAX_EVENTS_PER_RUN by dropping the oldest events; the number dropped is kept on the
+ * run row so a reader can tell the log has a gap.
+ */
+import type { EventRecord } from "../src/engine/records";
+import type { Sql } from "./sql";
+
+export class EventLog {
+  /** Events written since the log was last trimmed to `cap`. */
+  private sinceTrim = 0;
+
+  constructor(
+    private readonly db: Sql,
+    /** MAX_EVENTS_PER_RUN: the log is trimmed back to it at every commit point (trim), and
+     * while a long iteration writes, each time a tenth of it was written again. */
+    private readonly cap: number = Number.POSITIVE_INFINITY,
+  ) {}
+
+  append(
+    type: string,
+    now: number,
+    stepId: string | null = null,
+    attempt: number | null = null,
+    data?: unknown,
+  ): void {
+    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
+      VALUES (${type}, ${now}, ${stepId}, ${attempt}, ${data === undefined ? null : JSON.stringify(data)})`;
+    // A long iteration may write many events before its next commit point: trim on the way too.
+    if (++this.sinceTrim >= Math.max(1, Math.floor(this.cap / 10))) this.trim();
+  }
+
+  /** Up to `limit` events with a sequence number above `after`, oldest first. */
+  after(after: number, limit: number): EventRecord[] {
+    return this.db
+      .all<EventRecord>`SELECT seq, type, at, step_id AS stepId, attempt, data FROM events
+      WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`;
+  }
+
+  /** Keeps at most `cap` events, dropping the oldest; the count dropped is kept on the run. */
+  trim(cap = this.cap): void {
+    this.sinceTrim = 0;
+    if (!Number.isFinite(cap)) return;
+    const row = this.db.one<{
+      first: number | null;
+      last: number | null;
+    }>`SELECT MIN(seq) AS first, MAX(seq) AS last FROM events`!;
+    if (row.first === null || row.last === null || row.last - row.first + 1 <= cap) return;
+    const below = row.last - cap + 1;
+    const dropped = this.db.one<{
+      n: number;
+    }>`SELECT COUNT(*) AS n FROM events WHERE seq < ${below}`!.n;
+    this.db.run`DELETE FROM events WHERE seq < ${below}`;
+    this.db.run`UPDATE run SET events_dropped = events_dropped + ${dropped}`;
+  }
+}

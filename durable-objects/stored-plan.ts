@@ -1,0 +1,50 @@
+/**
+ * StoredPlan: the run's compiled plan, kept as JSON cut into `plan_parts` rows. A plan
+ * (MAX_PLAN_BYTES) may be larger than one Durable Object value may hold, so it is split on
+ * write and joined on read; it never changes after the run is created, so it is read once.
+ */
+import type { CompiledPlan } from "../src/engine/plan";
+import type { Sql } from "./sql";
+
+/** Characters per stored plan part: at most 1 MiB of UTF-8, well under the 2 MB value limit. */
+const PLAN_PART_CHARS = 256 * 1024;
+
+/** Cuts `text` into parts of at most `size` characters, never between a surrogate pair. */
+export function splitText(text: string, size: number): string[] {
+  const parts: string[] = [];
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(at + size, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--; // keep the pair together
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
+}
+
+export class StoredPlan {
+  private cached: CompiledPlan | undefined;
+
+  constructor(private readonly db: Sql) {}
+
+  /** Writes the plan's parts (inside the caller's create transaction). */
+  write(plan: CompiledPlan): void {
+    splitText(JSON.stringify(plan), PLAN_PART_CHARS).forEach((part, seq) => {
+      this.db.run`INSERT INTO plan_parts (seq, part) VALUES (${seq}, ${part})`;
+    });
+  }
+
+  /** Caches a plan once its transaction committed (a rolled-back write must not be cached). */
+  remember(plan: CompiledPlan): void {
+    this.cached = plan;
+  }
+
+  read(): CompiledPlan {
+    if (!this.cached) {
+      const parts = this.db.all<{ part: string }>`SELECT part FROM plan_parts ORDER BY seq`;
+      if (parts.length === 0) throw new Error("no run stored");
+      this.cached = JSON.parse(parts.map((p) => p.part).join("")) as CompiledPlan;
+    }
+    return this.cached;
+  }
+}
