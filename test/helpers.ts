@@ -40,7 +40,7 @@ export async function drive(runId: string, max = 50): Promise<any> {
     const wasLive = await awaitLiveIteration(stub);
     const s = await status(runId);
     if (FINAL.has(s.status)) return s;
-    if (!ran && !wasLive && !(await alarmInTransit(stub, s.status))) return s;
+    if (!ran && !wasLive && !(await alarmInTransit(stub, s.status))) return status(runId);
   }
   return status(runId);
 }
@@ -55,7 +55,8 @@ async function alarmInTransit(
   runStatus: string,
 ): Promise<boolean> {
   if (runStatus !== "running" && runStatus !== "pending") return false;
-  for (let k = 0; k < 100; k++) {
+  // Up to 5 s: on a loaded machine (CI, parallel test files) the delivery can lag.
+  for (let k = 0; k < 500; k++) {
     await scheduler.wait(10);
     const busy = await runInDurableObject(stub, async (instance, state) => {
       const live =
