@@ -16,6 +16,7 @@ export interface AnswerDeps {
   store: RunStore;
   callbacks: CallbackStore;
   maxOutputBytes: number;
+  now(): number;
 }
 
 /** Commits a success, unless its output is too large (then a failure). Returns the error, if any. */

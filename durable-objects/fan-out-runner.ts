@@ -186,7 +186,7 @@ export class FanOutRunner {
     this.controllers.set(k, invocation.controller);
     void invocation.result.then((result) => {
       this.controllers.delete(k);
-      const t = Date.now();
+      const t = this.deps.now();
       if ("suspend" in result)
         this.fail(k, { category: "invalid_data", message: "this tool cannot run per item" }, t);
       else if (result.ok) this.succeed(k, attempt, result.data, result.status ?? null, t);

@@ -19,6 +19,8 @@ export interface InvokeDeps {
   runId: string;
   baseUrl: string | null;
   maxOutputBytes: number;
+  /** The run's clock (tests substitute one they can move). */
+  now(): number;
 }
 
 export type Invocation =

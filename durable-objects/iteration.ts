@@ -80,7 +80,7 @@ export class Iteration {
   /** Runs the iteration; resolves to `now` when more work is ready at once, else null (rows decide). */
   async run(): Promise<number | null> {
     const { store } = this.deps;
-    const now = Date.now();
+    const now = this.deps.now();
     const rows = store.snapshots();
     this.attempts = rows.map((r) => r.attempts);
     this.retryBase = rows.map((r) => r.retryBase);
@@ -118,16 +118,16 @@ export class Iteration {
     await this.renewLease(now);
     for (const i of this.s.interrupted) this.recover(i, now);
     for (;;) {
-      const { actions, next } = decide(this.s, Date.now());
+      const { actions, next } = decide(this.s, this.deps.now());
       for (const action of actions) this.apply(action);
-      const fan = this.fanOuts.pump(this.plan.steps, Date.now());
+      const fan = this.fanOuts.pump(this.plan.steps, this.deps.now());
       for (const end of fan.ends) {
         if (end.type === "settled") settle(this.s, end.step, end.outcome);
         else this.outcomes.succeed(end.step, null, end.data, null, end.startedAt);
       }
       if (fan.ends.length > 0) continue;
       if (next.type === "await") {
-        const t = Date.now();
+        const t = this.deps.now();
         await this.renewLease(t);
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - t);
@@ -158,14 +158,14 @@ export class Iteration {
   answer(i: number, answer: Answer): void {
     if (this.s.status[i] !== "waiting") return;
     const attempt = this.attempts[i]!;
-    const startedAt = this.deps.store.step(i)!.startedAt ?? Date.now();
+    const startedAt = this.deps.store.step(i)!.startedAt ?? this.deps.now();
     const fate = commitAnswer(
       this.deps,
       this.plan.steps[i]!,
       attempt,
       startedAt,
       answer,
-      Date.now(),
+      this.deps.now(),
     );
     settle(this.s, i, { type: fate });
     this.wake.notify();
@@ -177,7 +177,7 @@ export class Iteration {
     before: RunStatus,
   ): number | null {
     const { store } = this.deps;
-    const end = Date.now();
+    const end = this.deps.now();
     store.event("iteration_finished", end);
     if (status !== null) {
       store.finishRun(status, end);
@@ -210,7 +210,7 @@ export class Iteration {
   private apply(action: Action): void {
     const { store } = this.deps;
     const step = this.plan.steps[action.step]!;
-    const now = Date.now();
+    const now = this.deps.now();
     switch (action.type) {
       case "start":
         this.start(action.step, now);

@@ -45,7 +45,7 @@ export class AttemptOutcomes {
   }
 
   complete(i: number, attempt: number, startedAt: number, result: ToolResult): void {
-    const now = Date.now();
+    const now = this.deps.now();
     if ("suspend" in result) this.suspend(i, attempt, result.suspend, startedAt, now);
     else if (result.ok) this.succeed(i, attempt, result.data, result.status ?? null, startedAt);
     else if (result.category !== "cancelled" && this.applyEarlyAnswer(i, attempt, startedAt, now))
@@ -118,7 +118,7 @@ export class AttemptOutcomes {
     startedAt: number,
   ): void {
     const step = this.deps.plan.steps[i]!;
-    const now = Date.now();
+    const now = this.deps.now();
     const error = commitSuccess(
       this.deps.store,
       step,

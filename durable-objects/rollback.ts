@@ -84,7 +84,7 @@ export class Rollback {
   /** Runs every compensation that is due, in order; stops at one that must wait for a retry. */
   async run(deps: RollbackDeps): Promise<void> {
     for (let row = this.next(); row; row = this.next()) {
-      const now = Date.now();
+      const now = deps.now();
       if (row.status === "retrying" && (row.nextAttemptAt ?? 0) > now) return;
       const step = this.plan().steps[row.stepIndex]!;
       if (row.status === "running") {
@@ -108,7 +108,7 @@ export class Rollback {
     step: CompiledStep,
   ): Promise<void> {
     const compensate = step.compensate!;
-    const now = Date.now();
+    const now = deps.now();
     const attempt = row.attempts + 1;
     this.db.run`UPDATE compensations SET status = 'running', attempts = ${attempt},
       started_at = COALESCE(started_at, ${now}) WHERE seq = ${row.seq}`;
@@ -129,7 +129,7 @@ export class Rollback {
     );
     const invocation = invoke(deps, undo, attempt, context, now);
     const result = invocation.type === "failed" ? invocation.result : await invocation.result;
-    const end = Date.now();
+    const end = deps.now();
     const updated = { ...row, attempts: attempt };
     if ("suspend" in result)
       this.failed(

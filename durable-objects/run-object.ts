@@ -28,6 +28,13 @@ import { Sql } from "./sql";
 import { RunStore } from "./store";
 import { WebhookOutbox } from "./webhook-outbox";
 
+/** Where the run's alarm is kept. */
+export interface AlarmPort {
+  get(): Promise<number | null>;
+  set(at: number): Promise<void>;
+  clear(): Promise<void>;
+}
+
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./approval-control";
 export type { ControlOutcome, CreateOutcome } from "./run-controls";
@@ -56,6 +63,7 @@ export class RunObject extends DurableObject<Env> {
     this.callbacks = new CallbackStore(db);
     this.rollback = new Rollback(db, () => this.store.plan());
     const outbox = new WebhookOutbox(db, {
+      now: () => this.now(),
       fetcher: (r) => fetch(r),
       allowedHosts: this.config.allowedHosts,
       maxAttempts: this.config.webhookMaxAttempts,
@@ -64,7 +72,7 @@ export class RunObject extends DurableObject<Env> {
     const { store, callbacks, rollback, resultCache: results } = this;
     const { tools, maxOutputBytes } = this.config;
     this.state = { store, rollback, outbox };
-    this.work = { store, db, callbacks, tools, maxOutputBytes, results };
+    this.work = { store, db, callbacks, tools, maxOutputBytes, results, now: () => this.now() };
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
@@ -76,7 +84,7 @@ export class RunObject extends DurableObject<Env> {
   ): Promise<controls.CreateOutcome> {
     const existing = this.store.run();
     if (existing) return { created: false, status: existing.status };
-    const now = Date.now();
+    const now = this.now();
     const gate = riskGateSteps(plan);
     this.store.createRun(runId, owner, plan, now, baseUrl, gate);
     if (gate.length > 0) {
@@ -85,7 +93,7 @@ export class RunObject extends DurableObject<Env> {
       await this.rearm();
       return { created: true, status: "waiting" };
     }
-    await this.ctx.storage.setAlarm(now);
+    await this.alarms.set(now);
     return { created: true, status: "pending" };
   }
 
@@ -96,7 +104,7 @@ export class RunObject extends DurableObject<Env> {
 
   async status(owner: string) {
     const run = this.owned(owner);
-    return run ? statusView(this.state, run, Date.now()) : null;
+    return run ? statusView(this.state, run, this.now()) : null;
   }
 
   async step(owner: string, stepId: string) {
@@ -121,7 +129,7 @@ export class RunObject extends DurableObject<Env> {
     if (this.iteration) {
       this.iteration.cancel();
       await this.iterationDone;
-    } else this.cancelNow(Date.now());
+    } else this.cancelNow(this.now());
     await this.rearm();
     return { ok: true, status: this.store.run()!.status };
   }
@@ -132,7 +140,7 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return null;
     const refused = controls.checkResume(run);
     if (refused) return refused;
-    const now = Date.now();
+    const now = this.now();
     const more = controls.resumeIterations(this.store.plan(), iterations);
     this.store.resume(run.iterations + more, now);
     await this.rearm(now);
@@ -145,7 +153,7 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return null;
     const refused = controls.checkRedrive(run, () => this.rollback.queued());
     if (refused) return refused;
-    const now = Date.now();
+    const now = this.now();
     this.store.redrive(now);
     this.resultCache.clear(); // the redriven steps will have new results
     await this.rearm(now);
@@ -156,7 +164,7 @@ export class RunObject extends DurableObject<Env> {
   async approve(owner: string, request: ApproveRequest): Promise<ApproveOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    const now = Date.now();
+    const now = this.now();
     const decision = decideApproval(run, this.store, request);
     switch (decision.type) {
       case "refuse":
@@ -205,11 +213,11 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return;
     if (this.iteration) {
       // An iteration is live in this instance: keep its lease and let it finish.
-      await this.ctx.storage.setAlarm(Date.now() + LEASE_MS);
+      await this.alarms.set(this.now() + LEASE_MS);
       return;
     }
     const soon = iterates(run) ? await this.runIteration() : null;
-    if (this.rollback.earliestDue(Date.now()) !== null) await this.runRollback(run);
+    if (this.rollback.earliestDue(this.now()) !== null) await this.runRollback(run);
     await this.deliverWebhooks();
     await this.rearm(soon);
   }
@@ -218,7 +226,7 @@ export class RunObject extends DurableObject<Env> {
   private async runIteration(): Promise<number | null> {
     this.iteration = new Iteration({
       ...this.work,
-      setAlarm: (at) => this.ctx.storage.setAlarm(at),
+      setAlarm: (at) => this.alarms.set(at),
       runStatusChanged: (status, now) => this.runStatusChanged(status, now),
     });
     this.iterationDone = this.iteration.run();
@@ -237,7 +245,7 @@ export class RunObject extends DurableObject<Env> {
       runId: run.id,
       baseUrl: run.baseUrl,
       rand: Math.random,
-      lease: () => this.ctx.storage.setAlarm(Date.now() + LEASE_MS),
+      lease: () => this.alarms.set(this.now() + LEASE_MS),
     });
   }
 
@@ -248,7 +256,7 @@ export class RunObject extends DurableObject<Env> {
       return;
     }
     const step = this.store.step(index)!;
-    const now = Date.now();
+    const now = this.now();
     const plannedStep = this.store.plan().steps[index]!;
     commitAnswer(this.work, plannedStep, step.attempts, step.startedAt ?? now, answer, now);
     if (this.store.run()!.status === "waiting") this.store.setRunStatus("running");
@@ -270,7 +278,7 @@ export class RunObject extends DurableObject<Env> {
     if (!webhook) return;
     await this.state.outbox.deliverDue(
       { url: webhook.url, secret: webhook.secret ?? this.env.WEBHOOK_SECRET },
-      Date.now(),
+      this.now(),
     );
   }
 
@@ -278,9 +286,24 @@ export class RunObject extends DurableObject<Env> {
   private async rearm(soon: number | null = null): Promise<void> {
     const run = this.store.run();
     if (run) this.store.trimEvents();
-    const at = alarmTarget(this.state, run, soon, Date.now());
-    if (at === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(at);
+    const at = alarmTarget(this.state, run, soon, this.now());
+    if (at === null) await this.alarms.clear();
+    else await this.alarms.set(at);
+  }
+
+  /** The run's clock. Tests substitute one they can move forward (test/support). */
+  protected now(): number {
+    return Date.now();
+  }
+
+  /** The run's alarm: workerd's. Tests substitute one only they fire, so nothing races them. */
+  protected get alarms(): AlarmPort {
+    const { storage } = this.ctx;
+    return {
+      get: () => storage.getAlarm(),
+      set: (at) => storage.setAlarm(at),
+      clear: () => storage.deleteAlarm(),
+    };
   }
 
   private owned(owner: string): RunRecord | undefined {

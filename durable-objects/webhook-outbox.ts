@@ -21,6 +21,7 @@ export interface WebhookDeps {
   fetcher: Fetcher;
   allowedHosts: AllowedHosts;
   maxAttempts: number;
+  now(): number;
   /** Records `webhook_delivered` / `webhook_failed` in the run's event log. */
   event(type: "webhook_delivered" | "webhook_failed", now: number, data: unknown): void;
 }
@@ -66,7 +67,7 @@ export class WebhookOutbox {
 
   private async attempt(target: WebhookTarget, row: DeliveryRow): Promise<void> {
     const outcome = await this.send(target, row);
-    const at = Date.now();
+    const at = this.deps.now();
     this.db.run`UPDATE webhook_deliveries SET at = ${at}, http_status = ${outcome.status ?? null},
       error = ${outcome.error ?? null} WHERE event_id = ${row.eventId} AND attempt = ${row.attempt}`;
     const info = { eventId: row.eventId, type: row.type, attempt: row.attempt, ...outcome };

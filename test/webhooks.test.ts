@@ -224,6 +224,7 @@ describe("webhook delivery", () => {
         fetcher: (r) => fetch(r),
         allowedHosts: null,
         maxAttempts: MAX_ATTEMPTS,
+        now: () => Date.now(),
         event() {},
       });
       outbox.enqueue("run.completed", { runId: "run_unsigned" }, Date.now());
