@@ -33,7 +33,11 @@ export function compile(engine: typeof Engine, plan: BenchPlan): CompiledPlan {
 /** Runs a whole plan through the scheduler once; returns [total ms, createScheduler ms]. */
 function drive(engine: typeof Engine, plan: CompiledPlan): [number, number] {
   const now = 1_700_000_000_000;
-  const rows = plan.steps.map(() => ({ status: "pending" as const, nextAttemptAt: null }));
+  const rows = plan.steps.map(() => ({
+    status: "pending" as const,
+    nextAttemptAt: null,
+    waitingFor: null,
+  }));
   const t0 = performance.now();
   const s = engine.createScheduler(plan, rows);
   const t1 = performance.now();

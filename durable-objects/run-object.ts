@@ -1,78 +1,75 @@
 /**
- * RunObject: one Durable Object per run. A thin shell: it stores the checkpoint in
- * SQLite (RunStore), runs iterations, compensations and webhook deliveries from
- * `alarm()`, and answers the API over RPC. Every method checks the caller owns the run;
- * a stranger sees nothing. Each method loads the run, asks a pure decision (run-controls,
- * approval-control) or builds a view (run-views), commits, and re-arms the alarm.
+ * RunObject: one Durable Object per run, a thin shell. Its RPCs (the API's) check that the
+ * caller owns the run, ask a pure decision (controls/) or build a view (views/), commit, and
+ * end with `rearm()`. Its `alarm()` runs an iteration (execution/), due compensations
+ * (rollback/) and webhook deliveries (webhooks/). Every table has one owner (storage/);
+ * docs/architecture.md is the map.
  *
- * SQLite is the truth; the alarm is a pointer: every change ends with `rearm()`, which
- * points the alarm at the earliest due row, and `alarm()` is safe to run twice.
+ * SQLite is the truth; the alarm is a pointer: `rearm()` aims it at the earliest due row
+ * (alarm.ts), and `alarm()` is safe to run twice.
  */
 import { DurableObject } from "cloudflare:workers";
 import { settings, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
 import type { CompiledPlan } from "../src/engine/plan";
-import type { RunRecord, RunStatus } from "../src/engine/records";
-import type { StepResult } from "../src/engine/status";
-import { alarmTarget, iterates } from "./alarm-target";
-import { commitAnswer, type Answer } from "./answers";
-import { decideApproval, type ApproveOutcome, type ApproveRequest } from "./approval-control";
-import { CallbackStore, type CallbackAnswer } from "./callback-store";
-import { Iteration, LEASE_MS, type IterationDeps } from "./iteration";
-import { Rollback } from "./rollback";
-import * as controls from "./run-controls";
-import type { RunState } from "./run-state";
-import { recordRunStatusChange } from "./run-status-change";
-import { eventPage, statusView, stepDetail, stepResults } from "./run-views";
-import { Sql } from "./sql";
-import { RunStore } from "./store";
-import { WebhookOutbox } from "./webhook-outbox";
-
-/** Where the run's alarm is kept. */
-export interface AlarmPort {
-  get(): Promise<number | null>;
-  set(at: number): Promise<void>;
-  clear(): Promise<void>;
-}
+import type { RunRecord } from "../src/engine/records";
+import type { Answer, CallbackAnswer } from "../src/engine/verdict";
+import { AlarmPointer, iterates } from "./alarm";
+import type { AlarmPort } from "./alarm-port";
+import {
+  decideApproval,
+  type ApproveOutcome,
+  type ApproveRequest,
+} from "./controls/approval-control";
+import * as controls from "./controls/run-controls";
+import { recordStatusChange } from "./controls/status-change";
+import { Iteration } from "./execution/iteration";
+import { commitAnswer } from "./execution/step-journal";
+import { rollbackDue, runRollback } from "./rollback/rollback";
+import type { RunContext } from "./run-context";
+import { Checkpoint } from "./storage/checkpoint";
+import { eventPage, statusView, stepDetail, stepResults } from "./views/run-views";
+import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
-export type { ApproveOutcome, ApproveRequest } from "./approval-control";
-export type { ControlOutcome, CreateOutcome } from "./run-controls";
+export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
+export type { ControlOutcome, CreateOutcome } from "./controls/run-controls";
+export type { AlarmPort } from "./alarm-port";
 
 export class RunObject extends DurableObject<Env> {
   private readonly config: Settings;
-  private readonly store: RunStore;
-  private readonly callbacks: CallbackStore;
-  private readonly rollback: Rollback;
-  /** The checkpoint, rollback queue and webhook outbox: what views and status changes read. */
-  private readonly state: RunState;
-  /** Results of finished steps, kept across iterations (a redrive clears them). */
-  private readonly resultCache = new Map<number, StepResult>();
-  /** What iterations, compensations and answers share: the checkpoint, the tools, the results. */
-  private readonly work: Omit<IterationDeps, "setAlarm" | "runStatusChanged">;
+  private readonly checkpoint: Checkpoint;
+  private readonly outbox: WebhookOutbox;
+  /** What iterations, compensations and answers share. */
+  private readonly work: RunContext;
   /** The iteration live in this instance: answers and cancels go through it. */
   private iteration: Iteration | undefined;
-  /** Settles when the live iteration ends (cancel waits for it; test/helpers.ts reads it). */
+  /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = settings(env);
-    this.store = new RunStore(ctx.storage, this.config.maxEventsPerRun);
-    const db = new Sql(ctx.storage.sql);
-    this.callbacks = new CallbackStore(db);
-    this.rollback = new Rollback(db, () => this.store.plan());
-    const outbox = new WebhookOutbox(db, {
-      now: () => this.now(),
+    const checkpoint = new Checkpoint(ctx.storage, this.config.maxEventsPerRun);
+    const now = () => this.now();
+    this.checkpoint = checkpoint;
+    this.outbox = new WebhookOutbox(checkpoint.deliveries, {
+      now,
       fetcher: (r) => fetch(r),
       allowedHosts: this.config.allowedHosts,
       maxAttempts: this.config.webhookMaxAttempts,
-      event: (type, now, data) => this.store.event(type, now, null, null, data),
+      event: (type, at, data) => checkpoint.events.append(type, at, null, null, data),
     });
-    const { store, callbacks, rollback, resultCache: results } = this;
-    const { tools, maxOutputBytes } = this.config;
-    this.state = { store, rollback, outbox };
-    this.work = { store, db, callbacks, tools, maxOutputBytes, results, now: () => this.now() };
+    this.work = {
+      checkpoint,
+      tools: this.config.tools,
+      maxOutputBytes: this.config.maxOutputBytes,
+      results: new Map(),
+      alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
+      now,
+      rand: Math.random,
+      statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
+    };
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
@@ -82,18 +79,19 @@ export class RunObject extends DurableObject<Env> {
     plan: CompiledPlan,
     baseUrl: string,
   ): Promise<controls.CreateOutcome> {
-    const existing = this.store.run();
+    const existing = this.checkpoint.runRecord();
     if (existing) return { created: false, status: existing.status };
     const now = this.now();
-    const gate = riskGateSteps(plan);
-    this.store.createRun(runId, owner, plan, now, baseUrl, gate);
-    if (gate.length > 0) {
-      this.store.event("approval_requested", now, null, null, { gate: "risk", stepIds: gate });
-      this.runStatusChanged("waiting", now);
+    const riskGate = riskGateSteps(plan);
+    this.checkpoint.create({ id: runId, owner, plan, now, baseUrl, riskGate });
+    if (riskGate.length > 0) {
+      const data = { gate: "risk", stepIds: riskGate };
+      this.checkpoint.events.append("approval_requested", now, null, null, data);
+      this.work.statusChanged("waiting", now);
       await this.rearm();
       return { created: true, status: "waiting" };
     }
-    await this.alarms.set(now);
+    await this.rearm(now);
     return { created: true, status: "pending" };
   }
 
@@ -104,20 +102,20 @@ export class RunObject extends DurableObject<Env> {
 
   async status(owner: string) {
     const run = this.owned(owner);
-    return run ? statusView(this.state, run, this.now()) : null;
+    return run ? statusView(this.checkpoint, this.outbox, run, this.now()) : null;
   }
 
   async step(owner: string, stepId: string) {
-    return this.owned(owner) ? stepDetail(this.store, stepId) : null;
+    return this.owned(owner) ? stepDetail(this.checkpoint, stepId) : null;
   }
 
   async results(owner: string) {
-    return this.owned(owner) ? stepResults(this.store) : null;
+    return this.owned(owner) ? stepResults(this.checkpoint) : null;
   }
 
   async events(owner: string, after: number, limit: number) {
     const run = this.owned(owner);
-    return run ? eventPage(this.store, run, after, limit) : null;
+    return run ? eventPage(this.checkpoint, run, after, limit) : null;
   }
 
   async cancel(owner: string): Promise<controls.ControlOutcome> {
@@ -131,7 +129,7 @@ export class RunObject extends DurableObject<Env> {
       await this.iterationDone;
     } else this.cancelNow(this.now());
     await this.rearm();
-    return { ok: true, status: this.store.run()!.status };
+    return { ok: true, status: this.checkpoint.run.read()!.status };
   }
 
   /** Continues a paused (bounded) run with `iterations` more iterations. */
@@ -141,8 +139,8 @@ export class RunObject extends DurableObject<Env> {
     const refused = controls.checkResume(run);
     if (refused) return refused;
     const now = this.now();
-    const more = controls.resumeIterations(this.store.plan(), iterations);
-    this.store.resume(run.iterations + more, now);
+    const more = controls.resumeIterations(this.checkpoint.plan.read(), iterations);
+    this.checkpoint.resume(run.iterations + more, now);
     await this.rearm(now);
     return { ok: true, status: "running" };
   }
@@ -151,11 +149,11 @@ export class RunObject extends DurableObject<Env> {
   async redrive(owner: string): Promise<controls.ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    const refused = controls.checkRedrive(run, () => this.rollback.queued());
+    const refused = controls.checkRedrive(run, () => this.checkpoint.compensations.any());
     if (refused) return refused;
     const now = this.now();
-    this.store.redrive(now);
-    this.resultCache.clear(); // the redriven steps will have new results
+    this.checkpoint.redrive(now);
+    this.work.results.clear(); // the redriven steps will have new results
     await this.rearm(now);
     return { ok: true, status: "pending" };
   }
@@ -165,12 +163,12 @@ export class RunObject extends DurableObject<Env> {
     const run = this.owned(owner);
     if (!run) return null;
     const now = this.now();
-    const decision = decideApproval(run, this.store, request);
+    const decision = decideApproval(run, this.checkpoint.steps, request);
     switch (decision.type) {
       case "refuse":
         return decision.outcome;
       case "deny_risk_gate":
-        this.store.event("approval_denied", now, null, null, {
+        this.checkpoint.events.append("approval_denied", now, null, null, {
           gate: "risk",
           ...(decision.comment && { comment: decision.comment }),
         });
@@ -178,12 +176,14 @@ export class RunObject extends DurableObject<Env> {
         await this.rearm();
         return { ok: true, status: "cancelled" };
       case "open_risk_gate":
-        this.store.openRiskGate(decision.skipSteps, now);
+        this.checkpoint.openRiskGate(decision.skipSteps, now);
         await this.rearm(now);
         return { ok: true, status: "pending" };
       case "answer_step":
         await this.applyAnswer(decision.index, decision.answer);
-        return { ok: true, status: this.store.run()!.status };
+        return { ok: true, status: this.checkpoint.run.read()!.status };
+      default:
+        return decision satisfies never;
     }
   }
 
@@ -192,11 +192,12 @@ export class RunObject extends DurableObject<Env> {
     token: string,
     answer: CallbackAnswer,
   ): Promise<"ok" | "not_found" | "conflict"> {
-    if (!this.store.run()) return "not_found";
-    const row = this.callbacks.get(token);
+    if (!this.checkpoint.runRecord()) return "not_found";
+    const { callbacks, steps } = this.checkpoint;
+    const row = callbacks.get(token);
     if (!row) return "not_found";
-    if (!this.callbacks.answer(token, answer)) return "conflict";
-    const step = this.store.step(row.stepIndex)!;
+    if (!callbacks.answer(token, answer)) return "conflict";
+    const step = steps.get(row.stepIndex)!;
     // Still in flight (the outbound POST has not returned): the attempt applies the answer when it does.
     if (
       step.status === "waiting" &&
@@ -209,44 +210,32 @@ export class RunObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const run = this.store.run();
+    const run = this.checkpoint.runRecord();
     if (!run) return;
     if (this.iteration) {
       // An iteration is live in this instance: keep its lease and let it finish.
-      await this.alarms.set(this.now() + LEASE_MS);
+      await this.work.alarm.renewLease({ force: true });
       return;
     }
-    const soon = iterates(run) ? await this.runIteration() : null;
-    if (this.rollback.earliestDue(this.now()) !== null) await this.runRollback(run);
+    const wake = iterates(run) ? await this.runIteration(run) : null;
+    if (rollbackDue(this.checkpoint, this.now()) !== null)
+      await runRollback(this.work, run.id, run.baseUrl);
+    this.work.alarm.releaseLease();
     await this.deliverWebhooks();
-    await this.rearm(soon);
+    await this.rearm(wake);
   }
 
   /** Runs one iteration; resolves to when the next should run (null: the rows decide). */
-  private async runIteration(): Promise<number | null> {
-    this.iteration = new Iteration({
-      ...this.work,
-      setAlarm: (at) => this.alarms.set(at),
-      runStatusChanged: (status, now) => this.runStatusChanged(status, now),
-    });
+  private async runIteration(run: RunRecord): Promise<number | null> {
+    this.iteration = new Iteration(this.work, run);
     this.iterationDone = this.iteration.run();
     try {
       return await this.iterationDone;
     } finally {
       this.iteration = undefined;
       this.iterationDone = undefined;
+      this.work.alarm.releaseLease();
     }
-  }
-
-  /** Runs the compensations that are due, one at a time. */
-  private async runRollback(run: RunRecord): Promise<void> {
-    await this.rollback.run({
-      ...this.work,
-      runId: run.id,
-      baseUrl: run.baseUrl,
-      rand: Math.random,
-      lease: () => this.alarms.set(this.now() + LEASE_MS),
-    });
   }
 
   /** Applies an outside answer: through the live iteration, or committed now for the next alarm. */
@@ -255,40 +244,38 @@ export class RunObject extends DurableObject<Env> {
       this.iteration.answer(index, answer);
       return;
     }
-    const step = this.store.step(index)!;
+    const c = this.checkpoint;
+    const row = c.steps.get(index)!;
     const now = this.now();
-    const plannedStep = this.store.plan().steps[index]!;
-    commitAnswer(this.work, plannedStep, step.attempts, step.startedAt ?? now, answer, now);
-    if (this.store.run()!.status === "waiting") this.store.setRunStatus("running");
+    const step = c.plan.read().steps[index]!;
+    const max = this.config.maxOutputBytes;
+    commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, max, now);
+    if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
   }
 
   private cancelNow(now: number): void {
-    this.store.cancelUnfinished(now);
-    this.store.finishRun("cancelled", now);
-    this.runStatusChanged("cancelled", now);
-  }
-
-  private runStatusChanged(status: RunStatus, now: number): void {
-    recordRunStatusChange(this.state, status, now);
+    this.checkpoint.cancelUnfinished(now);
+    this.checkpoint.run.finish("cancelled", now);
+    this.work.statusChanged("cancelled", now);
   }
 
   private async deliverWebhooks(): Promise<void> {
-    const webhook = this.store.plan().webhook;
+    const webhook = this.checkpoint.plan.read().webhook;
     if (!webhook) return;
-    await this.state.outbox.deliverDue(
-      { url: webhook.url, secret: webhook.secret ?? this.env.WEBHOOK_SECRET },
-      this.now(),
-    );
+    const secret = webhook.secret ?? this.env.WEBHOOK_SECRET;
+    await this.outbox.deliverDue({ url: webhook.url, secret }, this.now());
   }
 
-  /** Points the alarm at the earliest due row (or `soon`); clears it when nothing is due. */
-  private async rearm(soon: number | null = null): Promise<void> {
-    const run = this.store.run();
-    if (run) this.store.trimEvents();
-    const at = alarmTarget(this.state, run, soon, this.now());
-    if (at === null) await this.alarms.clear();
-    else await this.alarms.set(at);
+  /** A commit point: trims the event log and points the alarm at what is due next (or at `wake`). */
+  private async rearm(wake: number | null = null): Promise<void> {
+    this.checkpoint.events.trim();
+    await this.work.alarm.rearm(wake);
+  }
+
+  private owned(owner: string): RunRecord | undefined {
+    const run = this.checkpoint.runRecord();
+    return run && run.owner === owner ? run : undefined;
   }
 
   /** The run's clock. Tests substitute one they can move forward (test/support). */
@@ -304,10 +291,5 @@ export class RunObject extends DurableObject<Env> {
       set: (at) => storage.setAlarm(at),
       clear: () => storage.deleteAlarm(),
     };
-  }
-
-  private owned(owner: string): RunRecord | undefined {
-    const run = this.store.run();
-    return run && run.owner === owner ? run : undefined;
   }
 }

@@ -1,6 +1,4 @@
 /** The Worker's bindings and the settings derived from them (SPEC 7). */
-import type { RateLimiter } from "../durable-objects/rate-limiter";
-import type { RunObject } from "../durable-objects/run-object";
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
 import type { ValidationContext } from "./engine/validate";
@@ -8,10 +6,11 @@ import type { Fetcher } from "./tools/http-client";
 import { ToolSet } from "./tools";
 import { parseRegistry } from "./tools/registry";
 
-export interface Env {
-  RUNS: DurableObjectNamespace<RunObject>;
-  LIMITS: DurableObjectNamespace<RateLimiter>;
-  TOOLS?: string | Record<string, unknown>;
+/**
+ * The variables and secrets the Worker reads that wrangler.toml does not declare (SPEC 7).
+ * Each may be given as a string (`wrangler dev --var NAME:VALUE`, a secret).
+ */
+export interface ConfigVars {
   API_KEYS?: string;
   ALLOWED_HOSTS?: string;
   WEBHOOK_SECRET?: string;
@@ -23,6 +22,15 @@ export interface Env {
   RUNS_PER_MINUTE?: string | number;
   MAX_TEMPLATE_LENGTH?: string | number;
   MAX_JSON_DEPTH?: string | number;
+}
+
+/**
+ * The Worker's environment: the bindings `wrangler types` generates from wrangler.toml
+ * (worker-configuration.d.ts; `npm run typecheck` checks it is current), and ConfigVars.
+ * TOOLS may also be a JSON object rather than a string holding one.
+ */
+export interface Env extends Omit<Cloudflare.Env, "TOOLS">, ConfigVars {
+  TOOLS?: string | Record<string, unknown>;
 }
 
 export interface Settings {

@@ -1,16 +1,13 @@
-// Types of `env` and `exports` from "cloudflare:workers" inside tests.
-import type { Env as WorkerEnv } from "../src/env";
+// `env` from "cloudflare:workers" in tests: the Worker's bindings (worker-configuration.d.ts,
+// from `wrangler types`), its optional variables, and the test-only bindings of vitest.config.ts.
+import type { ConfigVars } from "../src/env";
 
 declare global {
   namespace Cloudflare {
-    interface Env extends WorkerEnv {
-      // Test-only bindings (vitest.config.ts).
+    interface Env extends ConfigVars {
       UPSTREAM_URL: string;
       UPSTREAM_TOKEN: string;
     }
-    interface GlobalProps {
-      mainModule: typeof import("../src/index");
-      durableNamespaces: "RunObject";
-    }
   }
 }
+export {};

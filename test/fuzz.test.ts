@@ -12,7 +12,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { idempotentRunId } from "../src/api/ids";
+import { idempotentRunId } from "../src/ids";
 import simple from "../examples/01-simple.json";
 import parallel from "../examples/02-parallel.json";
 import dependency from "../examples/03-dependency.json";

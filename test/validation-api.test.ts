@@ -6,7 +6,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { idempotentRunId } from "../src/api/ids";
+import { idempotentRunId } from "../src/ids";
 import { api, runStub, submit, unique, upstreamUrl } from "./helpers";
 
 /** Auth is off in tests: every caller is this owner (src/api/app.ts). */

@@ -8,9 +8,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { migrate } from "../durable-objects/schema";
-import { Sql } from "../durable-objects/sql";
-import { WebhookOutbox } from "../durable-objects/webhook-outbox";
+import { DeliveryTable } from "../durable-objects/storage/delivery-table";
+import { migrate } from "../durable-objects/storage/schema";
+import { Sql } from "../durable-objects/storage/sql";
+import { WebhookOutbox } from "../durable-objects/webhooks/outbox";
 import { verifyEdgestepSignature } from "../examples/verify-webhook";
 import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
@@ -220,7 +221,7 @@ describe("webhook delivery", () => {
     await runInDurableObject(runStub(unique("outbox")), async (_, state) => {
       const db = new Sql(state.storage.sql);
       migrate(db);
-      const outbox = new WebhookOutbox(db, {
+      const outbox = new WebhookOutbox(new DeliveryTable(db), {
         fetcher: (r) => fetch(r),
         allowedHosts: null,
         maxAttempts: MAX_ATTEMPTS,

@@ -4,7 +4,7 @@
  * a 409, and neither changes anything.
  */
 import { Hono } from "hono";
-import { runIdOfToken } from "../../durable-objects/callback-store";
+import { runIdOfToken } from "../ids";
 import { ConflictError, NotFoundError } from "../errors";
 import { callbackBodySchema } from "./schemas";
 import type { AppEnv } from "./types";

@@ -2,7 +2,7 @@
 import { Hono, type Context } from "hono";
 import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
-import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "./ids";
+import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
 import { compileRequest } from "./plans";
 import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
 import { eventsResponse } from "./events";

@@ -1,6 +1,23 @@
 /** The stored checkpoint, as plain records (what the store reads and the views format). */
 import type { ErrorCategory } from "./retry";
-import type { FinalStatus, SkipReason, StepStatus } from "./scheduler";
+
+export type StepStatus =
+  "pending" | "running" | "retrying" | "waiting" | "succeeded" | "failed" | "skipped" | "cancelled";
+
+export type SkipReason =
+  "dependency_failed" | "dependency_skipped" | "condition_false" | "skipped_by_user";
+
+/** What a `waiting` step waits for (SPEC 5.8). */
+export type WaitingFor = "approval" | "callback" | "timer";
+
+export type FinalStatus = "completed" | "partial" | "failed" | "cancelled";
+
+export const FINISHED: ReadonlySet<StepStatus> = new Set([
+  "succeeded",
+  "failed",
+  "skipped",
+  "cancelled",
+]);
 
 export type RunStatus = "pending" | "running" | "waiting" | "paused" | FinalStatus;
 
@@ -45,7 +62,7 @@ export interface StepRecord {
   startedAt: number | null;
   endedAt: number | null;
   nextAttemptAt: number | null;
-  waitingFor: "approval" | "callback" | "timer" | null;
+  waitingFor: WaitingFor | null;
   /** JSON text of the step's output, when it succeeded. */
   data: string | null;
   /** JSON text of a StepError. */

@@ -1,22 +1,23 @@
 import { describe, expect, it } from "vitest";
 import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
-import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
+import type { StepStatus } from "./records";
+import { DEFAULT_RETRY, type ErrorCategory, type RetryPolicy } from "./retry";
 import {
   beginIteration,
   cancelRun,
   createScheduler,
   decide,
-  failureOutcome,
   finalStatus,
+  outcomeOf,
   settle,
   type Action,
   type Next,
   type Outcome,
   type Scheduler,
   type StepSnapshot,
-  type StepStatus,
 } from "./scheduler";
+import { failureVerdict } from "./verdict";
 
 interface StepOpts {
   deps?: number[];
@@ -50,10 +51,35 @@ const chainOf = (n: number): StepOpts[] =>
 const independent = (n: number): StepOpts[] => Array.from({ length: n }, () => ({}));
 const rowsOf = (...statuses: (StepStatus | [StepStatus, number])[]): StepSnapshot[] =>
   statuses.map((s) =>
-    Array.isArray(s) ? { status: s[0], nextAttemptAt: s[1] } : { status: s, nextAttemptAt: null },
+    Array.isArray(s)
+      ? { status: s[0], nextAttemptAt: s[1], waitingFor: null }
+      : { status: s, nextAttemptAt: null, waitingFor: null },
   );
 const pendingRows = (n: number): StepSnapshot[] =>
-  Array.from({ length: n }, () => ({ status: "pending", nextAttemptAt: null }));
+  Array.from({ length: n }, () => ({ status: "pending", nextAttemptAt: null, waitingFor: null }));
+
+/** The scheduler's outcome of a failed attempt, through the engine's one verdict. */
+function failureOutcome(
+  s: Scheduler,
+  policy: RetryPolicy,
+  attempt: number,
+  category: ErrorCategory,
+  now: number,
+  rand: () => number,
+): Outcome {
+  const rules = {
+    retry: policy,
+    counted: attempt,
+    halted: s.halted,
+    cancelled: s.cancelled,
+    maxOutputBytes: 1024,
+    outputName: "output",
+    noSuspend: null,
+    now,
+    rand,
+  };
+  return outcomeOf(failureVerdict({ category, message: category }, rules));
+}
 
 /** A scheduler for `p` at the start of a continuous iteration (or a bounded wave). */
 function begin(
@@ -467,7 +493,7 @@ describe("retries and timers", () => {
   it("a durable wait resumes at its time and then releases dependents", () => {
     const s = begin(plan(chainOf(2)));
     decide(s, 0);
-    settle(s, 0, { type: "wait", at: 500 });
+    settle(s, 0, { type: "wait", at: 500, for: "timer" });
     expect(s.status[0]).toBe("waiting");
     expect(decide(s, 100)).toEqual({ actions: [], next: { type: "sleep", until: 500 } });
     const resumed = decide(s, 500);
@@ -484,7 +510,7 @@ describe("retries and timers", () => {
   it("a timer left by an earlier wait does not release a retry scheduled later", () => {
     const s = begin(plan(independent(1)));
     decide(s, 0);
-    settle(s, 0, { type: "wait", at: 1000 }); // e.g. a callback with a timeout
+    settle(s, 0, { type: "wait", at: 1000, for: "callback" }); // e.g. a callback with a timeout
     settle(s, 0, { type: "retry", at: 5000 }); // its error arrived first: retry later
     expect(s.status[0]).toBe("retrying");
     expect(decide(s, 1000)).toEqual({ actions: [], next: { type: "sleep", until: 5000 } });
@@ -601,7 +627,7 @@ describe("cancelRun", () => {
     const s = begin(plan(independent(3)));
     decide(s, 0);
     settle(s, 0, { type: "retry", at: 100 });
-    settle(s, 1, { type: "wait", at: 200 });
+    settle(s, 1, { type: "wait", at: 200, for: "timer" });
     settle(s, 2, { type: "succeeded" });
     cancelRun(s);
     const { actions, next } = decide(s, 1000);

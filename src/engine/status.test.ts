@@ -3,7 +3,7 @@ import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
 import type { RunRecord, StepRecord } from "./records";
 import { runView, stepResult } from "./status";
-import type { StepStatus } from "./scheduler";
+import type { StepStatus } from "./records";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 

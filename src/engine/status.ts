@@ -1,7 +1,7 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
 import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepError, StepRecord } from "./records";
-import { FINISHED } from "./scheduler";
+import { FINISHED } from "./records";
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
 

@@ -7,6 +7,7 @@
  * dependencies); resolution happens when a step is dispatched.
  */
 import { JSONPath } from "jsonpath-plus";
+import type { StepError } from "./records";
 
 export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
 const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
@@ -239,4 +240,12 @@ export function isTruthy(value: unknown): boolean {
   if (value !== null && typeof value === "object") return Object.keys(value).length > 0;
   if (value === "false") return false;
   return Boolean(value);
+}
+
+/** A template that failed at run time, as a step error: unresolved paths and bad data are not retried. */
+export function templateError(err: unknown): StepError & {
+  category: "template_unresolved" | "invalid_data";
+} {
+  const category = err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
+  return { category, message: (err as Error).message };
 }

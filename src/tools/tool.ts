@@ -1,6 +1,7 @@
 /** The one interface every tool implements. The scheduler knows nothing of HTTP. */
 import type { ToolSpec } from "../engine/validate";
 import type { ErrorCategory } from "../engine/retry";
+import type { AttemptResult, Suspension } from "../engine/verdict";
 
 /** Everything a tool may know about the attempt it serves. */
 export interface ToolCall {
@@ -20,16 +21,9 @@ export interface ToolCall {
   callback?: { token: string; url: string };
 }
 
-export type ToolResult =
-  | { ok: true; data: unknown; status?: number }
-  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number }
-  /** The step waits durably (an alarm, never a timer): until `until`, or for an outside answer. */
-  | { suspend: Suspension };
-
-export type Suspension =
-  | { waitingFor: "timer"; until: number }
-  | { waitingFor: "approval" }
-  | { waitingFor: "callback"; until: number; token: string };
+/** A tool's answer for one attempt (see src/engine/verdict.ts, which judges it). */
+export type ToolResult = AttemptResult;
+export type { Suspension };
 
 export interface Tool extends ToolSpec {
   readonly name: string;

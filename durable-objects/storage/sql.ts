@@ -39,6 +39,13 @@ export class Sql {
     this.all(strings, ...values);
   }
 
+  tableExists(name: string): boolean {
+    return (
+      this.one`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ${name}` !==
+      undefined
+    );
+  }
+
   /** Runs statements with no parameters (schema DDL). */
   script(text: string): void {
     this.sql.exec(text);

@@ -1,11 +1,11 @@
 /** Builds the template context of SPEC 3.1, loading only the results in `refs`. */
-import type { CompiledPlan } from "../src/engine/plan";
-import { stepResult, type StepResult } from "../src/engine/status";
-import type { TemplateContext } from "../src/engine/templates";
-import type { RunStore } from "./store";
+import type { CompiledPlan } from "../../src/engine/plan";
+import { stepResult, type StepResult } from "../../src/engine/status";
+import type { TemplateContext } from "../../src/engine/templates";
+import type { Checkpoint } from "../storage/checkpoint";
 
 export function templateContext(
-  store: RunStore,
+  c: Checkpoint,
   plan: CompiledPlan,
   runId: string,
   refs: readonly number[],
@@ -20,10 +20,8 @@ export function templateContext(
   for (const r of refs) {
     let result = cache.get(r);
     if (!result) {
-      result = stepResult(
-        store.step(r)!,
-        plan.steps[r]!.forEach === undefined ? undefined : store.itemCounts(r).get(r)?.total,
-      );
+      const items = plan.steps[r]!.forEach === undefined ? undefined : c.items.counts(r).get(r);
+      result = stepResult(c.steps.get(r)!, items?.total);
       cache.set(r, result);
     }
     context.step[r] = result;

@@ -3,22 +3,23 @@
  * results and a page of its events, assembled from the checkpoint, the rollback and the
  * webhook outbox. Reads only: a GET never changes the run.
  */
-import { FINAL_RUN_STATUSES, type RunRecord } from "../src/engine/records";
-import { attemptLog, runView, stepResult, stepView } from "../src/engine/status";
-import type { RunState } from "./run-state";
-import type { RunStore } from "./store";
+import { FINAL_RUN_STATUSES, type RunRecord } from "../../src/engine/records";
+import { attemptLog, runView, stepResult, stepView } from "../../src/engine/status";
+import { rollbackView } from "../rollback/rollback";
+import type { Checkpoint } from "../storage/checkpoint";
+import type { WebhookOutbox } from "../webhooks/outbox";
 
 /** `GET /v1/runs/:id`: the run, its steps (with forEach item counts) and what it waits for. */
-export function statusView({ store, rollback, outbox }: RunState, run: RunRecord, now: number) {
-  const plan = store.plan();
-  const view = runView(run, plan, store.steps(), now);
-  const items = store.itemCounts();
-  const waitingSteps = store.waitingForApproval();
+export function statusView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
+  const plan = c.plan.read();
+  const view = runView(run, plan, c.steps.all(), now);
+  const items = c.items.counts();
+  const waitingSteps = c.steps.waitingForApproval();
   const pendingApproval = [
     ...(run.riskGate ? [{ gate: "risk" as const, stepIds: run.riskGate }] : []),
     ...(waitingSteps.length > 0 ? [{ gate: "step" as const, stepIds: waitingSteps }] : []),
   ];
-  const rolledBack = rollback.view();
+  const rolledBack = rollbackView(c);
   return {
     ...view,
     steps: view.steps.map((s) => (items.has(s.index) ? { ...s, items: items.get(s.index)! } : s)),
@@ -29,30 +30,30 @@ export function statusView({ store, rollback, outbox }: RunState, run: RunRecord
 }
 
 /** `GET /v1/runs/:id/steps/:stepId`: one step with its result and every attempt; undefined for an unknown step. */
-export function stepDetail(store: RunStore, stepId: string) {
-  const index = store.stepIndex(stepId);
+export function stepDetail(c: Checkpoint, stepId: string) {
+  const index = c.steps.indexOf(stepId);
   if (index === undefined) return undefined;
-  const record = store.step(index)!;
-  const items = store.itemCounts(index).get(index);
+  const record = c.steps.get(index)!;
+  const items = c.items.counts(index).get(index);
   const { stepId: _, ...result } = stepResult(record, items?.total);
   return {
     ...stepView(record),
     ...(items && { items }),
     ...result,
-    attemptLog: attemptLog(store.attempts(index)),
+    attemptLog: attemptLog(c.attempts.ofStep(index)),
   };
 }
 
 /** `GET /v1/runs/:id/results`: every step's result, in plan order. */
-export function stepResults(store: RunStore) {
-  const items = store.itemCounts();
-  return store.steps().map((s) => stepResult(s, items.get(s.index)?.total));
+export function stepResults(c: Checkpoint) {
+  const items = c.items.counts();
+  return c.steps.all().map((s) => stepResult(s, items.get(s.index)?.total));
 }
 
 /** A page of `GET /v1/runs/:id/events`: `finished` (the run is final) lets a stream end once drained. */
-export function eventPage(store: RunStore, run: RunRecord, after: number, limit: number) {
+export function eventPage(c: Checkpoint, run: RunRecord, after: number, limit: number) {
   return {
-    events: store.events(after, limit),
+    events: c.events.after(after, limit),
     dropped: run.eventsDropped,
     finished: FINAL_RUN_STATUSES.has(run.status),
   };

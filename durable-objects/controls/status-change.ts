@@ -4,31 +4,34 @@
  * webhook. Both the iteration and the control RPCs (cancel, risk gate) end up here, so the
  * consequences are the same whichever way the run got there.
  */
-import type { RunStatus } from "../src/engine/records";
-import { runView } from "../src/engine/status";
-import type { RunState } from "./run-state";
+import type { RunStatus } from "../../src/engine/records";
+import { runView } from "../../src/engine/status";
+import { enqueueRollback } from "../rollback/rollback";
+import type { Checkpoint } from "../storage/checkpoint";
+import type { WebhookOutbox } from "../webhooks/outbox";
 
 /** Records the run's new status: events, a queued rollback, and the webhook to deliver. */
-export function recordRunStatusChange(
-  { store, rollback, outbox }: RunState,
+export function recordStatusChange(
+  c: Checkpoint,
+  outbox: WebhookOutbox,
   status: RunStatus,
   now: number,
 ): void {
+  const run = c.run.read()!;
   if (status === "paused")
-    store.event("run_paused", now, null, null, { iterations: store.run()!.iterations });
+    c.events.append("run_paused", now, null, null, { iterations: run.iterations });
   else if (status !== "waiting") {
-    if (status === "cancelled") store.event("run_cancelled", now);
-    const error = store.run()!.error; // a run-level failure (iteration_limit_exceeded) says why
-    store.event("run_finished", now, null, null, {
+    if (status === "cancelled") c.events.append("run_cancelled", now);
+    const error = run.error; // a run-level failure (iteration_limit_exceeded) says why
+    c.events.append("run_finished", now, null, null, {
       status,
       ...(error !== null && { error: JSON.parse(error) as unknown }),
     });
   }
-  const plan = store.plan();
-  if (status === "failed" && plan.config.rollback) rollback.enqueue(store);
+  const plan = c.plan.read();
+  if (status === "failed" && plan.config.rollback) enqueueRollback(c);
   if (!plan.webhook) return;
-  const run = store.run()!;
-  const view = runView(run, plan, store.steps(), now);
+  const view = runView(run, plan, c.steps.all(), now);
   const payload = {
     runId: run.id,
     status,

@@ -3,10 +3,10 @@
  * without changing anything. It answers the risk gate while the run waits there (and the
  * request names no step), else an `approval` step. RunObject commits the decision.
  */
-import type { RunRecord } from "../src/engine/records";
-import type { Answer } from "./answers";
+import type { RunRecord } from "../../src/engine/records";
+import type { Answer } from "../../src/engine/verdict";
+import type { StepTable } from "../storage/step-table";
 import type { ControlOutcome } from "./run-controls";
-import type { RunStore } from "./store";
 
 export interface ApproveRequest {
   approved: boolean;
@@ -31,16 +31,16 @@ export type ApprovalDecision =
 
 export function decideApproval(
   run: RunRecord,
-  store: RunStore,
+  steps: StepTable,
   request: ApproveRequest,
 ): ApprovalDecision {
-  if (run.riskGate && request.stepId === undefined) return decideRiskGate(store, request);
-  return decideApprovalStep(run, store, request);
+  if (run.riskGate && request.stepId === undefined) return decideRiskGate(steps, request);
+  return decideApprovalStep(run, steps, request);
 }
 
-function decideRiskGate(store: RunStore, request: ApproveRequest): ApprovalDecision {
+function decideRiskGate(steps: StepTable, request: ApproveRequest): ApprovalDecision {
   const skipSteps = request.skipSteps ?? [];
-  const unknown = skipSteps.filter((id) => store.stepIndex(id) === undefined);
+  const unknown = skipSteps.filter((id) => steps.indexOf(id) === undefined);
   if (unknown.length > 0)
     return refuse({
       ok: false,
@@ -55,10 +55,10 @@ function decideRiskGate(store: RunStore, request: ApproveRequest): ApprovalDecis
 
 function decideApprovalStep(
   run: RunRecord,
-  store: RunStore,
+  steps: StepTable,
   request: ApproveRequest,
 ): ApprovalDecision {
-  const waiting = store.waitingForApproval();
+  const waiting = steps.waitingForApproval();
   // With one step waiting the request need not name it; with several it must.
   const stepId = request.stepId ?? (waiting.length === 1 ? waiting[0] : undefined);
   if (stepId === undefined) {
@@ -72,7 +72,7 @@ function decideApprovalStep(
         : { ok: false, status: run.status, message },
     );
   }
-  const index = store.stepIndex(stepId);
+  const index = steps.indexOf(stepId);
   if (index === undefined)
     return refuse({ ok: false, invalid: true, message: `unknown step "${stepId}"` });
   if (!waiting.includes(stepId))

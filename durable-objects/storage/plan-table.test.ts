@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { splitText } from "./stored-plan";
+import { splitText } from "./plan-table";
 
 describe("splitText (the stored plan's parts)", () => {
   it("cuts into parts of at most the size that join back to the text", () => {

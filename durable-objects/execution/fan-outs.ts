@@ -3,11 +3,12 @@
  * items, and commits how each step ended. A step whose items all succeeded is handed back
  * with its data, so the iteration commits it like any other success.
  */
-import type { CompiledStep } from "../src/engine/plan";
-import type { StepError } from "../src/engine/records";
-import type { Outcome } from "../src/engine/scheduler";
-import type { TemplateContext } from "../src/engine/templates";
-import { FanOutRunner, type FanOutDeps } from "./fan-out-runner";
+import type { CompiledStep } from "../../src/engine/plan";
+import type { StepError } from "../../src/engine/records";
+import type { Outcome } from "../../src/engine/scheduler";
+import type { TemplateContext } from "../../src/engine/templates";
+import { FanOutRunner, type FanOutEnv } from "./fan-out-runner";
+import { retryScheduled, fanOutRunning, stepFailed } from "./step-journal";
 
 export type FanOutEnd =
   /** Committed here; the scheduler settles the step with `outcome`. */
@@ -18,22 +19,21 @@ export type FanOutEnd =
 export class FanOuts {
   private readonly runners = new Map<number, FanOutRunner>();
 
-  constructor(private readonly deps: FanOutDeps) {}
+  constructor(private readonly env: FanOutEnv) {}
 
   /** Starts (or, after a restart or a retry round, resumes) a step's items; a failure to begin is committed and returned. */
   start(step: CompiledStep, context: TemplateContext, now: number): Outcome | null {
-    const { store } = this.deps;
-    const i = step.index;
-    const runner = new FanOutRunner(this.deps, step, context);
-    const row = store.step(i)!;
-    if (row.startedAt === null) store.fanOutStarted(i, step.id, now);
-    else if (row.status !== "running") store.fanOutResumed(i); // a round of item retries
+    const c = this.env.ctx.checkpoint;
+    const runner = new FanOutRunner(this.env, step, context);
+    const row = c.steps.get(step.index)!;
+    if (row.startedAt === null || row.status !== "running")
+      fanOutRunning(c, step, row.startedAt === null, now);
     const error = runner.begin(now);
     if (error) {
-      store.stepFailed(i, step.id, null, error, now);
+      stepFailed(c, step, error, now);
       return { type: "failed" };
     }
-    this.runners.set(i, runner);
+    this.runners.set(step.index, runner);
     return null;
   }
 
@@ -64,13 +64,13 @@ export class FanOuts {
     next: Exclude<ReturnType<FanOutRunner["pump"]>, { type: "await" }>,
     now: number,
   ): FanOutEnd {
-    const { store } = this.deps;
+    const c = this.env.ctx.checkpoint;
     const i = step.index;
     const settled = (outcome: Outcome): FanOutEnd => ({ type: "settled", step: i, outcome });
-    store.setAttempts(i, runner.totalAttempts());
+    c.steps.setAttempts(i, runner.totalAttempts());
     if (next.type === "halted") {
       runner.cancelRemaining();
-      store.stepEnded(i, step.id, "cancelled", null, now);
+      c.steps.ended(i, "cancelled", null, now);
       return settled({ type: "cancelled" });
     }
     if (next.type === "retry") {
@@ -78,7 +78,7 @@ export class FanOuts {
         category: "server_error",
         message: "items are retrying",
       };
-      store.stepRetrying(i, step.id, runner.totalAttempts(), error, next.at, now);
+      retryScheduled(c, step, runner.totalAttempts(), error, next.at, now);
       return settled({ type: "retry", at: next.at });
     }
     if (next.failed > 0) {
@@ -87,20 +87,16 @@ export class FanOuts {
         category: first?.category ?? "invalid_data",
         message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}`,
       };
-      store.stepFailed(i, step.id, null, error, now);
+      stepFailed(c, step, error, now);
       return settled({ type: "failed" });
     }
     // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
-    const tooLarge = runner.outputTooLarge(this.deps.maxOutputBytes);
+    const tooLarge = runner.outputTooLarge(this.env.ctx.maxOutputBytes);
     if (tooLarge) {
-      store.stepFailed(i, step.id, null, tooLarge, now);
+      stepFailed(c, step, tooLarge, now);
       return settled({ type: "failed" });
     }
-    return {
-      type: "succeeded",
-      step: i,
-      data: runner.data(),
-      startedAt: store.step(i)!.startedAt ?? now,
-    };
+    const startedAt = c.steps.get(i)!.startedAt ?? now;
+    return { type: "succeeded", step: i, data: runner.data(), startedAt };
   }
 }

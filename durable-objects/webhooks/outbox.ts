@@ -4,10 +4,10 @@
  * the alarm. Non-2xx or a network failure schedules the next attempt (1 s, 2 s, 4 s, ...)
  * until `maxAttempts`. Delivery is at least once: receivers dedupe on `eventId`.
  */
-import { checkUrl, type AllowedHosts } from "../src/engine/egress";
-import { signatureHeader } from "../src/webhooks/signature";
-import type { Fetcher } from "../src/tools/http-client";
-import type { Sql } from "./sql";
+import { checkUrl, type AllowedHosts } from "../../src/engine/egress";
+import type { Fetcher } from "../../src/tools/http-client";
+import { signatureHeader } from "../../src/webhooks/signature";
+import type { DeliveryRow, DeliveryTable } from "../storage/delivery-table";
 
 export const DEFAULT_WEBHOOK_ATTEMPTS = 6;
 const TIMEOUT_MS = 10_000;
@@ -26,57 +26,41 @@ export interface WebhookDeps {
   event(type: "webhook_delivered" | "webhook_failed", now: number, data: unknown): void;
 }
 
-interface DeliveryRow {
-  eventId: string;
-  attempt: number;
-  type: string;
-  body: string;
-  dueAt: number;
-  at: number | null;
-  httpStatus: number | null;
-  error: string | null;
-}
-
 export class WebhookOutbox {
   constructor(
-    private readonly db: Sql,
+    private readonly deliveries: DeliveryTable,
     private readonly deps: WebhookDeps,
   ) {}
 
   enqueue(type: string, payload: Record<string, unknown>, now: number): string {
     const eventId = `evt_${crypto.randomUUID().replaceAll("-", "")}`;
     const body = JSON.stringify({ type, eventId, ...payload });
-    this.db.run`INSERT INTO webhook_deliveries (event_id, attempt, type, body, due_at)
-      VALUES (${eventId}, 1, ${type}, ${body}, ${now})`;
+    this.deliveries.schedule(eventId, 1, type, body, now);
     return eventId;
-  }
-
-  earliestDue(): number | null {
-    return this.db.one<{
-      at: number | null;
-    }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at;
   }
 
   /** Sends every due attempt. Each is marked as made before the next is scheduled. */
   async deliverDue(target: WebhookTarget, now: number): Promise<void> {
-    const due = this.db
-      .all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, body, due_at AS dueAt
-      FROM webhook_deliveries WHERE at IS NULL AND due_at <= ${now} ORDER BY due_at`;
+    const due = this.deliveries.due(now);
     await Promise.all(due.map((row) => this.attempt(target, row)));
   }
 
   private async attempt(target: WebhookTarget, row: DeliveryRow): Promise<void> {
     const outcome = await this.send(target, row);
     const at = this.deps.now();
-    this.db.run`UPDATE webhook_deliveries SET at = ${at}, http_status = ${outcome.status ?? null},
-      error = ${outcome.error ?? null} WHERE event_id = ${row.eventId} AND attempt = ${row.attempt}`;
+    this.deliveries.made(
+      row.eventId,
+      row.attempt,
+      at,
+      outcome.status ?? null,
+      outcome.error ?? null,
+    );
     const info = { eventId: row.eventId, type: row.type, attempt: row.attempt, ...outcome };
     if (outcome.ok) {
       this.deps.event("webhook_delivered", at, info);
     } else if (row.attempt < this.deps.maxAttempts) {
       const dueAt = at + 1000 * 2 ** (row.attempt - 1);
-      this.db.run`INSERT INTO webhook_deliveries (event_id, attempt, type, body, due_at)
-        VALUES (${row.eventId}, ${row.attempt + 1}, ${row.type}, ${row.body}, ${dueAt})`;
+      this.deliveries.schedule(row.eventId, row.attempt + 1, row.type, row.body, dueAt);
     } else {
       this.deps.event("webhook_failed", at, info);
     }
@@ -123,9 +107,7 @@ export class WebhookOutbox {
 
   /** `{ url, state, deliveries }` for the run's status (SPEC 6). */
   view(url: string) {
-    const rows = this.db
-      .all<DeliveryRow>`SELECT event_id AS eventId, attempt, type, due_at AS dueAt, at,
-      http_status AS httpStatus, error FROM webhook_deliveries ORDER BY rowid`;
+    const rows = this.deliveries.all();
     const deliveries = rows
       .filter((r) => r.at !== null)
       .map((r) => ({
@@ -140,7 +122,7 @@ export class WebhookOutbox {
   }
 
   /** The state of the latest event: delivered, failed (attempts exhausted), or pending. */
-  private state(rows: DeliveryRow[]): "pending" | "delivered" | "failed" {
+  private state(rows: Omit<DeliveryRow, "body">[]): "pending" | "delivered" | "failed" {
     const last = rows[rows.length - 1];
     if (!last || last.at === null) return "pending";
     const latest = rows.filter((r) => r.eventId === last.eventId);

@@ -1,4 +1,7 @@
-/** Run ids: 128 random bits, or derived from an Idempotency-Key scoped to its owner. */
+/**
+ * Identifiers: run ids (128 random bits, or derived from an Idempotency-Key scoped to its
+ * owner) and callback tokens (which name their run, so the Worker can route them).
+ */
 const PREFIX = "run_";
 export const RUN_ID_PATTERN = /^run_[0-9a-f]{32}$/;
 
@@ -17,4 +20,14 @@ export async function idempotentRunId(owner: string, key: string): Promise<strin
     new TextEncoder().encode(`${owner}\n${key}`),
   );
   return PREFIX + hex(new Uint8Array(digest).slice(0, 16));
+}
+
+/** `cb_<run id hex>_<256 random bits>`: the Worker finds the run from the token, nobody can guess one. */
+export function newCallbackToken(runId: string): string {
+  return `cb_${runId.slice(PREFIX.length)}_${hex(crypto.getRandomValues(new Uint8Array(32)))}`;
+}
+
+export function runIdOfToken(token: string): string | null {
+  const m = /^cb_([0-9a-f]{32})_[0-9a-f]{64}$/.exec(token);
+  return m ? `${PREFIX}${m[1]}` : null;
 }

@@ -3,8 +3,8 @@
  * API turns into HTTP answers. Each check returns the outcome to answer without changing
  * anything, or null when the request may go ahead; RunObject then commits it.
  */
-import type { CompiledPlan } from "../src/engine/plan";
-import { FINAL_RUN_STATUSES, type RunRecord } from "../src/engine/records";
+import type { CompiledPlan } from "../../src/engine/plan";
+import { FINAL_RUN_STATUSES, type RunRecord } from "../../src/engine/records";
 
 export type CreateOutcome = { created: boolean; status: string };
 

@@ -1,26 +1,21 @@
 /**
- * Prepares and starts one tool attempt (a step, or one forEach item): resolves templates,
- * finds the tool, issues a callback token when needed, and calls the tool with a timeout
- * and an abort handle. The caller has already recorded the attempt as started.
+ * Prepares and starts one tool attempt (a step, one forEach item, or a compensation):
+ * resolves templates, finds the tool, issues a callback token when needed, and calls the
+ * tool with a timeout and an abort handle. The caller has already recorded the attempt.
  */
-import type { CompiledStep } from "../src/engine/plan";
-import {
-  TemplateUnresolvedError,
-  resolveTemplates,
-  type TemplateContext,
-} from "../src/engine/templates";
-import type { ToolSet } from "../src/tools";
-import type { ToolCall, ToolResult } from "../src/tools/tool";
-import { newCallbackToken, type CallbackStore } from "./callback-store";
+import type { CompiledStep } from "../../src/engine/plan";
+import { resolveTemplates, templateError, type TemplateContext } from "../../src/engine/templates";
+import type { ToolSet } from "../../src/tools";
+import type { ToolCall, ToolResult } from "../../src/tools/tool";
+import { newCallbackToken } from "../../src/ids";
+import type { CallbackTable } from "../storage/callback-table";
 
-export interface InvokeDeps {
+export interface Invoker {
   tools: ToolSet;
-  callbacks: CallbackStore;
+  callbacks: CallbackTable;
   runId: string;
   baseUrl: string | null;
   maxOutputBytes: number;
-  /** The run's clock (tests substitute one they can move). */
-  now(): number;
 }
 
 export type Invocation =
@@ -28,7 +23,7 @@ export type Invocation =
   | { type: "failed"; result: ToolResult };
 
 export function invoke(
-  deps: InvokeDeps,
+  deps: Invoker,
   step: CompiledStep,
   attempt: number,
   context: TemplateContext,
@@ -39,9 +34,7 @@ export function invoke(
   try {
     params = resolveTemplates(step.params, context) as Record<string, unknown>;
   } catch (err) {
-    const category =
-      err instanceof TemplateUnresolvedError ? "template_unresolved" : "invalid_data";
-    return { type: "failed", result: { ok: false, category, message: (err as Error).message } };
+    return { type: "failed", result: { ok: false, ...templateError(err) } };
   }
   const tool = deps.tools.get(step.tool);
   if (!tool) {

@@ -1,10 +1,10 @@
 /**
- * Callback tokens (SPEC 4, `callback`): single use, bound to one attempt of one step.
- * A token is stored before the outbound POST, so an answer that arrives first is kept.
+ * CallbackTable (owns `callbacks`): callback tokens (SPEC 4, `callback`), single use, bound
+ * to one attempt of one step. A token is stored before the outbound POST, so an answer that
+ * arrives first is kept.
  */
+import type { CallbackAnswer } from "../../src/engine/verdict";
 import type { Sql } from "./sql";
-
-export type CallbackAnswer = { output: unknown } | { error: { message: string } };
 
 export interface CallbackRow {
   token: string;
@@ -14,20 +14,7 @@ export interface CallbackRow {
   result: string | null;
 }
 
-/** `cb_<run id hex>_<256 random bits>`: the Worker finds the run from the token, nobody can guess one. */
-export function newCallbackToken(runId: string): string {
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) =>
-    b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `cb_${runId.replace(/^run_/, "")}_${random}`;
-}
-
-export function runIdOfToken(token: string): string | null {
-  const m = /^cb_([0-9a-f]{32})_[0-9a-f]{64}$/.exec(token);
-  return m ? `run_${m[1]}` : null;
-}
-
-export class CallbackStore {
+export class CallbackTable {
   constructor(private readonly db: Sql) {}
 
   open(token: string, stepIndex: number, attempt: number, now: number): void {
@@ -59,6 +46,11 @@ export class CallbackStore {
   expire(stepIndex: number): void {
     this.db
       .run`UPDATE callbacks SET state = 'expired' WHERE step_idx = ${stepIndex} AND state IN ('open', 'answered')`;
+  }
+
+  /** The run was cancelled: no token can complete a step any more. */
+  expireAll(): void {
+    this.db.run`UPDATE callbacks SET state = 'expired' WHERE state IN ('open', 'answered')`;
   }
 
   /** The open or answered token of a step's attempt, if any. */

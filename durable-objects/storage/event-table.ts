@@ -1,17 +1,20 @@
 /**
- * EventLog: the run's append-only event log, read by `GET /v1/runs/:id/events`. It is capped
- * at MAX_EVENTS_PER_RUN by dropping the oldest events; the number dropped is kept on the
- * run row so a reader can tell the log has a gap.
+ * EventTable (owns `events`): the run's append-only event log, read by
+ * `GET /v1/runs/:id/events`. It is capped at MAX_EVENTS_PER_RUN by dropping the oldest
+ * events; the number dropped is reported (`dropped`) and kept on the run row, so a reader
+ * can tell the log has a gap.
  */
-import type { EventRecord } from "../src/engine/records";
+import type { EventRecord } from "../../src/engine/records";
 import type { Sql } from "./sql";
 
-export class EventLog {
+export class EventTable {
   /** Events written since the log was last trimmed to `cap`. */
   private sinceTrim = 0;
 
   constructor(
     private readonly db: Sql,
+    /** Told how many old events a trim dropped. */
+    private readonly dropped: (n: number) => void,
     /** MAX_EVENTS_PER_RUN: the log is trimmed back to it at every commit point (trim), and
      * while a long iteration writes, each time a tenth of it was written again. */
     private readonly cap: number = Number.POSITIVE_INFINITY,
@@ -51,6 +54,6 @@ export class EventLog {
       n: number;
     }>`SELECT COUNT(*) AS n FROM events WHERE seq < ${below}`!.n;
     this.db.run`DELETE FROM events WHERE seq < ${below}`;
-    this.db.run`UPDATE run SET events_dropped = events_dropped + ${dropped}`;
+    this.dropped(dropped);
   }
 }

@@ -1,9 +1,9 @@
 /**
- * StoredPlan: the run's compiled plan, kept as JSON cut into `plan_parts` rows. A plan
+ * PlanTable (owns `plan_parts`): the run's compiled plan, kept as JSON cut into `plan_parts` rows. A plan
  * (MAX_PLAN_BYTES) may be larger than one Durable Object value may hold, so it is split on
  * write and joined on read; it never changes after the run is created, so it is read once.
  */
-import type { CompiledPlan } from "../src/engine/plan";
+import type { CompiledPlan } from "../../src/engine/plan";
 import type { Sql } from "./sql";
 
 /** Characters per stored plan part: at most 1 MiB of UTF-8, well under the 2 MB value limit. */
@@ -22,7 +22,7 @@ export function splitText(text: string, size: number): string[] {
   return parts;
 }
 
-export class StoredPlan {
+export class PlanTable {
   private cached: CompiledPlan | undefined;
 
   constructor(private readonly db: Sql) {}

@@ -1,0 +1,187 @@
+/**
+ * Runs the items of one `forEach` step inside an iteration: resolves the item list once
+ * (stored one row per item), starts at most `maxConcurrency` item attempts, commits each
+ * item's verdict, and says when the step is done. Each item's output is bounded like a step's.
+ */
+import {
+  createFanOut,
+  decideItems,
+  settleItem,
+  type FanOut,
+  type FanOutNext,
+} from "../../src/engine/fan-out";
+import type { CompiledStep } from "../../src/engine/plan";
+import type { StepError } from "../../src/engine/records";
+import { resolveTemplates, templateError, type TemplateContext } from "../../src/engine/templates";
+import {
+  attemptVerdict,
+  itemsOutputTooLarge,
+  type AttemptResult,
+  type FinalVerdict,
+} from "../../src/engine/verdict";
+import type { RunContext } from "../run-context";
+import { invoke, type Invoker } from "./invoke";
+
+export interface FanOutEnv {
+  ctx: RunContext;
+  invoker: Invoker;
+  /** Something settled: the iteration loop should look again. */
+  notify(): void;
+  /** The run starts nothing new (fail-fast, cancel). */
+  halted(): boolean;
+  /** The run was cancelled. */
+  cancelled(): boolean;
+}
+
+export class FanOutRunner {
+  private f!: FanOut;
+  private attempts: number[] = [];
+  private retryBase: number[] = [];
+  private readonly controllers = new Map<number, AbortController>();
+
+  constructor(
+    private readonly env: FanOutEnv,
+    private readonly step: CompiledStep,
+    private readonly context: TemplateContext,
+  ) {}
+
+  /** Loads (or, the first time, resolves and stores) the items. Returns an error when `forEach` is not an array. */
+  begin(now: number): StepError | null {
+    const { items } = this.env.ctx.checkpoint;
+    let rows = items.load(this.step.index);
+    if (rows.length === 0) {
+      let list: unknown;
+      try {
+        list = resolveTemplates(this.step.forEach, this.context);
+      } catch (err) {
+        return templateError(err);
+      }
+      if (!Array.isArray(list)) {
+        return {
+          category: "invalid_data",
+          message: `forEach resolved to ${typeof list}, not an array`,
+        };
+      }
+      items.insert(this.step.index, list);
+      rows = list.map(() => ({
+        status: "pending",
+        nextAttemptAt: null,
+        attempts: 0,
+        retryBase: 0,
+      }));
+    }
+    this.attempts = rows.map((r) => r.attempts);
+    this.retryBase = rows.map((r) => r.retryBase);
+    const plan = this.env.ctx.checkpoint.plan.read();
+    this.f = createFanOut(rows, this.step.maxConcurrency ?? plan.config.maxParallel);
+    for (const k of this.f.interrupted) {
+      const message = "the run restarted while this item was in flight";
+      this.judge(k, this.attempts[k]!, { ok: false, category: "interrupted", message }, now);
+    }
+    return null;
+  }
+
+  /** Starts what may start; says what the step does next. Once the run halts, nothing new starts. */
+  pump(now: number): FanOutNext | { type: "halted" } {
+    if (this.env.halted())
+      return this.f.running > 0 ? { type: "await", wakeAt: null } : { type: "halted" };
+    const { start, next } = decideItems(this.f, now);
+    for (const k of start) this.startItem(k, now);
+    return next;
+  }
+
+  /** The run halted: items that never finished are cancelled. */
+  cancelRemaining(): void {
+    this.env.ctx.checkpoint.items.cancelRemaining(this.step.index);
+  }
+
+  /** The assembled output would exceed `max` bytes (counted in SQL, so an oversize total never loads the rows). */
+  outputTooLarge(max: number): StepError | null {
+    const { n, bytes } = this.env.ctx.checkpoint.items.outputSize(this.step.index);
+    return itemsOutputTooLarge(n, bytes, max);
+  }
+
+  /** Item data in order, for the step's result. Call it only once `outputTooLarge` says null. */
+  data(): unknown[] {
+    return this.env.ctx.checkpoint.items.data(this.step.index);
+  }
+
+  /** The first failed item's error, for the step's. */
+  firstError(): StepError | undefined {
+    return this.env.ctx.checkpoint.items.firstError(this.step.index);
+  }
+
+  totalAttempts(): number {
+    return this.attempts.reduce((a, b) => a + b, 0);
+  }
+
+  cancel(): void {
+    for (const c of this.controllers.values()) c.abort();
+  }
+
+  private startItem(k: number, now: number): void {
+    const c = this.env.ctx.checkpoint;
+    const i = this.step.index;
+    const attempt = ++this.attempts[k]!;
+    const item = c.items.attemptStarted(i, k, attempt);
+    c.attempts.started(i, k, attempt, now);
+    c.steps.countAttempt(i); // the status counts item attempts live
+    const context = { ...this.context, item, index: k };
+    const invocation = invoke(this.env.invoker, this.step, attempt, context, now, k);
+    if (invocation.type === "failed") {
+      this.judge(k, attempt, invocation.result, now);
+      this.env.notify(); // settled without a promise: the iteration must look again
+      return;
+    }
+    this.controllers.set(k, invocation.controller);
+    void invocation.result.then((result) => {
+      this.controllers.delete(k);
+      this.judge(k, attempt, result, this.env.ctx.now());
+      this.env.notify();
+    });
+  }
+
+  /** Decides and commits what became of item `k`'s attempt, then settles it. */
+  private judge(k: number, attempt: number, result: AttemptResult, now: number): void {
+    const { ctx } = this.env;
+    const verdict = attemptVerdict(result, {
+      retry: this.step.retry,
+      counted: attempt - this.retryBase[k]!,
+      halted: this.env.halted(),
+      cancelled: this.env.cancelled(),
+      maxOutputBytes: ctx.maxOutputBytes,
+      outputName: "item output",
+      noSuspend: "this tool cannot run per item",
+      now,
+      rand: ctx.rand,
+    });
+    this.commit(k, attempt, verdict, now);
+    settleItem(
+      this.f,
+      k,
+      verdict.type === "retry" ? { type: "retry", at: verdict.at } : { type: verdict.type },
+    );
+  }
+
+  private commit(k: number, attempt: number, verdict: FinalVerdict, now: number): void {
+    const c = this.env.ctx.checkpoint;
+    const i = this.step.index;
+    switch (verdict.type) {
+      case "succeeded":
+        c.items.succeeded(i, k, verdict.data);
+        c.attempts.ended(i, k, attempt, now, undefined, verdict.status);
+        return;
+      case "retry":
+        c.attempts.ended(i, k, attempt, now, verdict.error);
+        c.items.retrying(i, k, verdict.at, verdict.error);
+        return;
+      case "failed":
+      case "cancelled":
+        c.attempts.ended(i, k, attempt, now, verdict.error);
+        c.items.ended(i, k, verdict.type, verdict.error);
+        return;
+      default:
+        verdict satisfies never;
+    }
+  }
+}

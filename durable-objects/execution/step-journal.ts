@@ -1,0 +1,144 @@
+/**
+ * Commits what happens to a step (SPEC 5.2, 5.5): each function writes that step's rows
+ * (steps, attempts, callback tokens) and its events, and nothing else. The verdict was
+ * decided in the engine; the scheduler settles it only after this committed it, so memory
+ * never runs ahead of storage.
+ */
+import type { CompiledStep } from "../../src/engine/plan";
+import type { SkipReason, StepError } from "../../src/engine/records";
+import { answerVerdict, type Answer, type Verdict } from "../../src/engine/verdict";
+import { STEP_ATTEMPT } from "../storage/attempt-table";
+import type { Checkpoint } from "../storage/checkpoint";
+
+/** Recorded before the tool is called (SPEC 5.5). */
+export function attemptStarted(c: Checkpoint, step: CompiledStep, attempt: number, now: number) {
+  c.steps.attemptStarted(step.index, attempt, now);
+  c.attempts.started(step.index, STEP_ATTEMPT, attempt, now);
+  c.events.append("step_started", now, step.id, attempt);
+}
+
+/** A forEach step runs its items: the first time (`first`), or again after a round of item retries. */
+export function fanOutRunning(c: Checkpoint, step: CompiledStep, first: boolean, now: number) {
+  c.steps.fanOutRunning(step.index, now);
+  if (first) c.events.append("step_started", now, step.id, null, { forEach: true });
+}
+
+/** The step retries at `at` (a forEach step: its items do, and `attempt` counts theirs). */
+export function retryScheduled(
+  c: Checkpoint,
+  step: CompiledStep,
+  attempt: number | null,
+  error: StepError,
+  at: number,
+  now: number,
+) {
+  c.steps.retrying(step.index, error, at);
+  c.events.append("step_retry_scheduled", now, step.id, attempt, {
+    ...error,
+    nextAttemptAt: new Date(at).toISOString(),
+  });
+}
+
+/**
+ * Commits a verdict on the step's attempt `attempt` (null: the step failed or succeeded as a
+ * whole, e.g. a `when` that cannot be evaluated, or a forEach step's items).
+ */
+export function commitVerdict(
+  c: Checkpoint,
+  step: CompiledStep,
+  attempt: number | null,
+  startedAt: number,
+  verdict: Verdict,
+  now: number,
+): void {
+  const i = step.index;
+  if (verdict.type === "succeeded") {
+    c.steps.succeeded(i, verdict.data, verdict.status, now - startedAt, now);
+    if (attempt !== null)
+      c.attempts.ended(i, STEP_ATTEMPT, attempt, now, undefined, verdict.status);
+    c.events.append("step_succeeded", now, step.id, attempt ?? 0, { executionMs: now - startedAt });
+    return;
+  }
+  if (verdict.type === "suspended") {
+    suspended(c, step, attempt ?? 0, verdict.suspension, now);
+    return;
+  }
+  // A failed attempt's callback token can no longer complete the step: later answers get a 409.
+  if (step.tool === "callback") c.callbacks.expire(i);
+  if (attempt !== null) c.attempts.ended(i, STEP_ATTEMPT, attempt, now, verdict.error);
+  switch (verdict.type) {
+    case "retry":
+      retryScheduled(c, step, attempt, verdict.error, verdict.at, now);
+      return;
+    case "failed":
+      c.steps.failed(i, verdict.error, now);
+      c.events.append("step_failed", now, step.id, attempt, verdict.error);
+      return;
+    case "cancelled":
+      c.steps.ended(i, "cancelled", null, now);
+      return;
+    default:
+      verdict satisfies never;
+  }
+}
+
+function suspended(
+  c: Checkpoint,
+  step: CompiledStep,
+  attempt: number,
+  suspension: Extract<Verdict, { type: "suspended" }>["suspension"],
+  now: number,
+) {
+  const until = suspension.waitingFor === "approval" ? null : suspension.until;
+  c.steps.waiting(step.index, suspension.waitingFor, until);
+  c.events.append("step_waiting", now, step.id, attempt, {
+    waitingFor: suspension.waitingFor,
+    ...(until !== null && { until: new Date(until).toISOString() }),
+  });
+  if (suspension.waitingFor === "approval")
+    c.events.append("approval_requested", now, step.id, attempt);
+}
+
+/**
+ * Commits an outside answer to the waiting step's attempt `attempt` (its record: the approval
+ * event or the used token, then its verdict). Returns the verdict for the scheduler.
+ */
+export function commitAnswer(
+  c: Checkpoint,
+  step: CompiledStep,
+  attempt: number,
+  startedAt: number,
+  answer: Answer,
+  maxOutputBytes: number,
+  now: number,
+): Verdict {
+  if (answer.type === "callback") c.callbacks.use(answer.token);
+  else {
+    c.events.append(
+      answer.approved ? "approval_granted" : "approval_denied",
+      now,
+      step.id,
+      attempt,
+      answer.comment ? { comment: answer.comment } : undefined,
+    );
+  }
+  const verdict = answerVerdict(answer, maxOutputBytes);
+  commitVerdict(c, step, attempt, startedAt, verdict, now);
+  return verdict;
+}
+
+export function stepSkipped(c: Checkpoint, step: CompiledStep, reason: SkipReason, now: number) {
+  c.steps.ended(step.index, "skipped", reason, now);
+  c.events.append("step_skipped", now, step.id, null, { reason });
+}
+
+/** A step that never ran is cancelled (the run stopped): its tokens cannot complete it. */
+export function stepCancelled(c: Checkpoint, step: CompiledStep, now: number) {
+  c.callbacks.expire(step.index);
+  c.steps.ended(step.index, "cancelled", null, now);
+}
+
+/** A step fails as a whole, without an attempt of its own (a `when` that cannot be evaluated). */
+export function stepFailed(c: Checkpoint, step: CompiledStep, error: StepError, now: number) {
+  commitVerdict(c, step, null, now, { type: "failed", error }, now);
+}

@@ -1,0 +1,173 @@
+/**
+ * Rollback (SPEC 5.6): when a run with `config.rollback` ends `failed`, the `compensate`
+ * action of every succeeded step that has one (and of every forEach step with a succeeded
+ * item) runs, in reverse order of completion, one at a time. Each is retried under its
+ * step's policy (backoff by alarm); a compensation that fails for good is recorded and the
+ * others still run.
+ */
+import type { CompiledStep } from "../../src/engine/plan";
+import type { StepError } from "../../src/engine/records";
+import { attemptVerdict, type FinalVerdict } from "../../src/engine/verdict";
+import { invoke } from "../execution/invoke";
+import { templateContext } from "../execution/template-context";
+import type { RunContext } from "../run-context";
+import type { Checkpoint } from "../storage/checkpoint";
+import type { CompensationRow } from "../storage/compensation-table";
+
+/**
+ * Queues the compensations of the succeeded steps, latest completion first. A `forEach`
+ * step that failed (or was cancelled) after some of its items succeeded has done part of
+ * its work, so it is compensated too: a deployment that reached two of three targets
+ * must be undone.
+ */
+export function enqueueRollback(c: Checkpoint): void {
+  const steps = c.plan.read().steps;
+  const partial = c.items.stepsWithSuccesses();
+  const done = c.steps
+    .all()
+    .filter(
+      (s) =>
+        steps[s.index]!.compensate &&
+        (s.status === "succeeded" ||
+          ((s.status === "failed" || s.status === "cancelled") && partial.has(s.index))),
+    );
+  done.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || b.index - a.index);
+  c.compensations.enqueue(done.map((s) => s.index));
+}
+
+/** When the next compensation is due (now, or its retry time), or null when none is left. */
+export function rollbackDue(c: Checkpoint, now: number): number | null {
+  const next = c.compensations.next();
+  if (!next) return null;
+  return next.status === "retrying" ? next.nextAttemptAt : now;
+}
+
+/** Runs every compensation that is due, in order; stops at one that must wait for a retry. */
+export async function runRollback(ctx: RunContext, runId: string, baseUrl: string | null) {
+  const c = ctx.checkpoint;
+  for (let row = c.compensations.next(); row; row = c.compensations.next()) {
+    const now = ctx.now();
+    if (row.status === "retrying" && (row.nextAttemptAt ?? 0) > now) return;
+    const step = c.plan.read().steps[row.stepIndex]!;
+    if (row.status === "running") {
+      // The object restarted while this compensation was in flight.
+      const message = "the run restarted during this compensation";
+      judge(ctx, row, step, { ok: false, category: "interrupted", message }, now);
+      continue;
+    }
+    await attempt(ctx, runId, baseUrl, row, step);
+  }
+}
+
+async function attempt(
+  ctx: RunContext,
+  runId: string,
+  baseUrl: string | null,
+  row: CompensationRow,
+  step: CompiledStep,
+): Promise<void> {
+  const c = ctx.checkpoint;
+  const compensate = step.compensate!;
+  const now = ctx.now();
+  const attempt = row.attempts + 1;
+  c.compensations.attemptStarted(row.seq, attempt, now);
+  c.events.append("compensation_started", now, step.id, attempt);
+  await ctx.alarm.renewLease();
+  const undo: CompiledStep = {
+    ...step,
+    id: `${step.id}:compensate`,
+    tool: compensate.tool,
+    params: compensate.params,
+  };
+  const plan = c.plan.read();
+  const context = templateContext(c, plan, runId, compensate.refs, ctx.results);
+  const invoker = {
+    tools: ctx.tools,
+    callbacks: c.callbacks,
+    runId,
+    baseUrl,
+    maxOutputBytes: ctx.maxOutputBytes,
+  };
+  const invocation = invoke(invoker, undo, attempt, context, now);
+  const result = invocation.type === "failed" ? invocation.result : await invocation.result;
+  judge(ctx, { ...row, attempts: attempt }, step, result, ctx.now());
+}
+
+function judge(
+  ctx: RunContext,
+  row: CompensationRow,
+  step: CompiledStep,
+  result: Parameters<typeof attemptVerdict>[0],
+  now: number,
+): void {
+  const verdict = attemptVerdict(result, {
+    retry: step.retry,
+    counted: Math.max(1, row.attempts),
+    halted: false,
+    cancelled: false,
+    // A compensation's output is not stored, so no output cap applies to it.
+    maxOutputBytes: Number.POSITIVE_INFINITY,
+    outputName: "output",
+    noSuspend: "a compensation cannot wait",
+    now,
+    rand: ctx.rand,
+  });
+  commit(ctx.checkpoint, row, step, verdict, now);
+}
+
+function commit(
+  c: Checkpoint,
+  row: CompensationRow,
+  step: CompiledStep,
+  verdict: FinalVerdict,
+  now: number,
+): void {
+  switch (verdict.type) {
+    case "succeeded":
+      c.compensations.succeeded(row.seq, now);
+      c.events.append("compensation_finished", now, step.id, row.attempts, { status: "succeeded" });
+      return;
+    case "retry":
+      c.compensations.retrying(row.seq, verdict.at, verdict.error);
+      return;
+    case "failed":
+    case "cancelled":
+      failed(c, row, step, verdict.error, now);
+      return;
+    default:
+      verdict satisfies never;
+  }
+}
+
+function failed(
+  c: Checkpoint,
+  row: CompensationRow,
+  step: CompiledStep,
+  error: StepError,
+  now: number,
+) {
+  c.compensations.failed(row.seq, now, error);
+  c.events.append("compensation_finished", now, step.id, row.attempts, { status: "failed", error });
+}
+
+/** `{ state, steps }` for the run's status, or undefined when nothing was compensated. */
+export function rollbackView(c: Checkpoint) {
+  const rows = c.compensations.all();
+  if (rows.length === 0) return undefined;
+  const steps = c.plan.read().steps;
+  const open = rows.some((r) => r.status !== "succeeded" && r.status !== "failed");
+  const anyFailed = rows.some((r) => r.status === "failed");
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  return {
+    state: open ? "running" : anyFailed ? "failed" : "completed",
+    steps: rows.map((r) => ({
+      stepId: steps[r.stepIndex]!.id,
+      tool: steps[r.stepIndex]!.compensate!.tool,
+      status: r.status,
+      attempts: r.attempts,
+      startedAt: iso(r.startedAt),
+      endedAt: iso(r.endedAt),
+      ...(r.error !== null && { error: JSON.parse(r.error) as StepError }),
+    })),
+  };
+}

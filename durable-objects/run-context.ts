@@ -1,0 +1,24 @@
+/**
+ * What one run's work shares, built once per Durable Object instance and passed whole:
+ * the checkpoint, the tools, the settings that shape attempts, the clock, and the one
+ * place the alarm is set. Iterations, compensations, answers and controls all take it.
+ */
+import type { RunStatus } from "../src/engine/records";
+import type { StepResult } from "../src/engine/status";
+import type { ToolSet } from "../src/tools";
+import type { AlarmPointer } from "./alarm";
+import type { Checkpoint } from "./storage/checkpoint";
+
+export interface RunContext {
+  readonly checkpoint: Checkpoint;
+  readonly tools: ToolSet;
+  readonly maxOutputBytes: number;
+  /** Results of finished steps, kept across iterations (they never change; a redrive clears them). */
+  readonly results: Map<number, StepResult>;
+  readonly alarm: AlarmPointer;
+  /** The run's clock (tests substitute one they can move). */
+  now(): number;
+  rand(): number;
+  /** The run reached a status users hear about (final, paused, waiting): events, rollback, webhook. */
+  statusChanged(status: RunStatus, now: number): void;
+}

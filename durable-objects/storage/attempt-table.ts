@@ -1,0 +1,46 @@
+/**
+ * AttemptTable (owns `attempts`): one row per attempt of a step or of a forEach item (SPEC
+ * 5.2: number, start, end, category, HTTP status), kept across retries and redrives.
+ */
+import type { AttemptRecord, StepError } from "../../src/engine/records";
+import type { Sql } from "./sql";
+
+/** The item index of a step's own attempts. */
+export const STEP_ATTEMPT = -1;
+
+export class AttemptTable {
+  constructor(private readonly db: Sql) {}
+
+  started(step: number, item: number, attempt: number, now: number): void {
+    this.db.run`INSERT INTO attempts (step_idx, item_index, attempt, started_at)
+      VALUES (${step}, ${item}, ${attempt}, ${now})`;
+  }
+
+  /** Closes an attempt: with `error` it failed, else it succeeded (with its HTTP status). */
+  ended(
+    step: number,
+    item: number,
+    attempt: number,
+    now: number,
+    error?: StepError,
+    httpStatus?: number | null,
+  ): void {
+    this.db.run`UPDATE attempts SET ended_at = ${now}, category = ${error?.category ?? null},
+      http_status = ${error?.status ?? httpStatus ?? null}, message = ${error?.message ?? null}
+      WHERE step_idx = ${step} AND item_index = ${item} AND attempt = ${attempt}`;
+  }
+
+  ofStep(step: number): AttemptRecord[] {
+    return this.db
+      .all<AttemptRecord>`SELECT attempt, started_at AS startedAt, ended_at AS endedAt, category,
+      http_status AS httpStatus, message, item_index AS itemIndex FROM attempts WHERE step_idx = ${step}
+      ORDER BY item_index, attempt`;
+  }
+
+  /** The run was cancelled: every open attempt ends as cancelled. */
+  cancelOpen(now: number): void {
+    this.db
+      .run`UPDATE attempts SET ended_at = ${now}, category = 'cancelled', message = 'the run was cancelled'
+      WHERE ended_at IS NULL`;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The run's checkpoint: every table of the run's SQLite storage, each behind its one owner,
+ * opened on one `Sql` handle, plus the run-level transitions that span several tables
+ * (create, redrive, cancel, the risk gate). Only storage/ speaks SQL.
+ */
+import type { CompiledPlan } from "../../src/engine/plan";
+import type { RunRecord } from "../../src/engine/records";
+import { AttemptTable } from "./attempt-table";
+import { CallbackTable } from "./callback-table";
+import { CompensationTable } from "./compensation-table";
+import { DeliveryTable } from "./delivery-table";
+import { EventTable } from "./event-table";
+import { ItemTable } from "./item-table";
+import { PlanTable } from "./plan-table";
+import { RunTable } from "./run-table";
+import { migrate } from "./schema";
+import { Sql } from "./sql";
+import { StepTable } from "./step-table";
+
+export interface NewRun {
+  id: string;
+  owner: string;
+  plan: CompiledPlan;
+  now: number;
+  baseUrl: string;
+  /** Step ids awaiting the risk gate (SPEC 5.4); empty: the run may start. */
+  riskGate: string[];
+}
+
+export class Checkpoint {
+  readonly run: RunTable;
+  readonly plan: PlanTable;
+  readonly steps: StepTable;
+  readonly attempts: AttemptTable;
+  readonly items: ItemTable;
+  readonly callbacks: CallbackTable;
+  readonly compensations: CompensationTable;
+  readonly deliveries: DeliveryTable;
+  readonly events: EventTable;
+  private readonly db: Sql;
+  /** False until the run is created: a lookup of an unknown id must not write a schema. */
+  private exists: boolean;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** MAX_EVENTS_PER_RUN (see EventTable). */
+    eventCap: number = Number.POSITIVE_INFINITY,
+  ) {
+    const db = new Sql(storage.sql);
+    this.db = db;
+    this.run = new RunTable(db);
+    this.plan = new PlanTable(db);
+    this.steps = new StepTable(db);
+    this.attempts = new AttemptTable(db);
+    this.items = new ItemTable(db);
+    this.callbacks = new CallbackTable(db);
+    this.compensations = new CompensationTable(db);
+    this.deliveries = new DeliveryTable(db);
+    this.events = new EventTable(db, (n) => this.run.addEventsDropped(n), eventCap);
+    this.exists = db.tableExists("meta");
+    if (this.exists) migrate(db);
+  }
+
+  /** The run row, or undefined when no run was created here. */
+  runRecord(): RunRecord | undefined {
+    return this.exists ? this.run.read() : undefined;
+  }
+
+  /** Stores a new run in one transaction; with a risk gate it waits for approval (SPEC 5.4). */
+  create(run: NewRun): void {
+    const { plan } = run;
+    this.storage.transactionSync(() => {
+      migrate(this.db);
+      const { mode } = plan.config;
+      const gated = run.riskGate.length > 0;
+      this.plan.write(plan);
+      this.run.insert({
+        id: run.id,
+        owner: run.owner,
+        status: gated ? "waiting" : "pending",
+        createdAt: run.now,
+        iterationBudget: mode.type === "bounded" ? mode.iterations : null,
+        baseUrl: run.baseUrl,
+        riskGate: gated ? run.riskGate : null,
+      });
+      this.steps.insertAll(plan.steps);
+    });
+    this.exists = true;
+    this.plan.remember(plan);
+  }
+
+  /** Approves the risk gate: the run may start, with `skipIds` skipped by the user. */
+  openRiskGate(skipIds: readonly string[], now: number): void {
+    this.events.append("approval_granted", now, null, null, { gate: "risk", skipSteps: skipIds });
+    for (const id of skipIds) {
+      this.steps.skippedByUser(id, now);
+      this.events.append("step_skipped", now, id, null, { reason: "skipped_by_user" });
+    }
+    this.run.clearRiskGate();
+    this.run.setStatus("pending");
+  }
+
+  /** An iteration starts: counted on the run row, with `run_started` the first time. */
+  beginIteration(run: RunRecord, now: number): void {
+    const iterations = run.iterations + 1;
+    this.run.beginIteration(iterations, now);
+    if (run.startedAt === null) this.events.append("run_started", now);
+    this.events.append("iteration_started", now, null, null, { iteration: iterations });
+  }
+
+  /** A paused run continues until `budget` iterations. */
+  resume(budget: number, now: number): void {
+    this.run.setStatus("running");
+    this.run.setIterationBudget(budget);
+    this.events.append("run_resumed", now, null, null, { iterationBudget: budget });
+  }
+
+  /**
+   * Redrive: failed steps, and those skipped or cancelled because of a failure, become
+   * pending again (forEach steps re-run their failed items). Their attempts stay in history;
+   * the retry policy counts from here, and the run gets its iteration allowance afresh.
+   */
+  redrive(now: number): void {
+    this.items.redrive();
+    const steps = this.steps.redrive();
+    const mode = this.plan.read().config.mode;
+    this.run.reopen(mode.type === "bounded" ? mode.iterations : mode.maxIterations);
+    this.events.append("run_resumed", now, null, null, { redrive: true, steps });
+  }
+
+  /** Cancels every step that has not finished, closing its open attempt and callback tokens. */
+  cancelUnfinished(now: number): void {
+    this.attempts.cancelOpen(now);
+    this.steps.cancelUnfinished(now);
+    this.items.cancelUnfinished();
+    this.callbacks.expireAll();
+    // A run stopped at the risk gate no longer waits for it (and cannot be approved later).
+    this.run.clearRiskGate();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * RunTable (owns `run`): the run's one row: its status, iteration counters, the risk gate,
+ * and the run-level error.
+ */
+import type { RunRecord, RunStatus, StepError } from "../../src/engine/records";
+import type { Sql } from "./sql";
+
+export class RunTable {
+  constructor(private readonly db: Sql) {}
+
+  read(): RunRecord | undefined {
+    const row = this.db.one<
+      Omit<RunRecord, "riskGate"> & { riskGate: string | null }
+    >`SELECT id, owner, status,
+      created_at AS createdAt, started_at AS startedAt, ended_at AS endedAt, iterations,
+      iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error, base_url AS baseUrl,
+      risk_gate AS riskGate FROM run`;
+    return (
+      row && {
+        ...row,
+        riskGate: row.riskGate === null ? null : (JSON.parse(row.riskGate) as string[]),
+      }
+    );
+  }
+
+  insert(run: {
+    id: string;
+    owner: string;
+    status: RunStatus;
+    createdAt: number;
+    iterationBudget: number | null;
+    baseUrl: string;
+    riskGate: string[] | null;
+  }): void {
+    const gate = run.riskGate === null ? null : JSON.stringify(run.riskGate);
+    this.db
+      .run`INSERT INTO run (id, owner, status, created_at, iteration_budget, base_url, risk_gate)
+      VALUES (${run.id}, ${run.owner}, ${run.status}, ${run.createdAt}, ${run.iterationBudget},
+      ${run.baseUrl}, ${gate})`;
+  }
+
+  setStatus(status: RunStatus): void {
+    this.db.run`UPDATE run SET status = ${status}`;
+  }
+
+  /** Counts an iteration; the run is running from its first one. */
+  beginIteration(iterations: number, now: number): void {
+    this.db.run`UPDATE run SET status = 'running', iterations = ${iterations},
+      started_at = COALESCE(started_at, ${now})`;
+  }
+
+  finish(status: RunStatus, now: number, error?: StepError): void {
+    this.db
+      .run`UPDATE run SET status = ${status}, ended_at = ${now}, error = ${error ? JSON.stringify(error) : null}`;
+  }
+
+  /** The risk gate is answered (or the run stopped there): it no longer waits for it. */
+  clearRiskGate(): void {
+    this.db.run`UPDATE run SET risk_gate = NULL`;
+  }
+
+  /** Runs until `budget` iterations (bounded mode pauses there). */
+  setIterationBudget(budget: number): void {
+    this.db.run`UPDATE run SET iteration_budget = ${budget}`;
+  }
+
+  /** Redrive: the run is active again, with `allowance` more iterations than it used. */
+  reopen(allowance: number): void {
+    this.db
+      .run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL, iteration_budget = iterations + ${allowance}`;
+  }
+
+  addEventsDropped(n: number): void {
+    this.db.run`UPDATE run SET events_dropped = events_dropped + ${n}`;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * StepTable (owns `steps`): one row per plan step, its status, timers and result. Each write
+ * touches one step's row, so completing a step never rewrites the plan (SPEC 5.5).
+ */
+import type {
+  SkipReason,
+  StepError,
+  StepRecord,
+  StepStatus,
+  WaitingFor,
+} from "../../src/engine/records";
+import type { CompiledStep } from "../../src/engine/plan";
+import type { StepSnapshot } from "../../src/engine/scheduler";
+import { raw, type Sql } from "./sql";
+
+const STEP_COLUMNS =
+  raw(`idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
+  ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, data, error,
+  http_status AS httpStatus, execution_ms AS executionMs`);
+
+/** Steps a redrive runs again: failed, cancelled, or skipped because of a failure. */
+const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
+  OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`);
+
+export type StepLoad = StepSnapshot & { attempts: number; retryBase: number };
+
+export class StepTable {
+  constructor(private readonly db: Sql) {}
+
+  insertAll(steps: readonly CompiledStep[]): void {
+    for (const step of steps) {
+      this.db
+        .run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
+    }
+  }
+
+  /** What an iteration loads: one row per step in plan order. */
+  load(): StepLoad[] {
+    return this.db.all<StepLoad>`SELECT status, next_attempt_at AS nextAttemptAt,
+      waiting_for AS waitingFor, attempts, retry_base AS retryBase FROM steps ORDER BY idx`;
+  }
+
+  all(): StepRecord[] {
+    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps ORDER BY idx`;
+  }
+
+  get(index: number): StepRecord | undefined {
+    return this.db.one<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx = ${index}`;
+  }
+
+  indexOf(id: string): number | undefined {
+    return this.db.one<{ idx: number }>`SELECT idx FROM steps WHERE id = ${id}`?.idx;
+  }
+
+  /** Steps waiting for an approval, by id. */
+  waitingForApproval(): string[] {
+    return this.db.all<{
+      id: string;
+    }>`SELECT id FROM steps WHERE status = 'waiting' AND waiting_for = 'approval'
+      ORDER BY idx`.map((r) => r.id);
+  }
+
+  /** The earliest time a row is due (a scheduled retry or a timer), or null. */
+  earliestDue(): number | null {
+    return this.db.one<{ at: number | null }>`SELECT MIN(next_attempt_at) AS at FROM steps
+      WHERE next_attempt_at IS NOT NULL`!.at;
+  }
+
+  /** Recorded before the tool is called (SPEC 5.5). */
+  attemptStarted(index: number, attempt: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL,
+      started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+  }
+
+  /** A forEach step runs its items (first, or again after a round of item retries). */
+  fanOutRunning(index: number, now: number): void {
+    this.db.run`UPDATE steps SET status = 'running', next_attempt_at = NULL,
+      started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+  }
+
+  /** A forEach step's attempts are its items': the status counts them live. */
+  countAttempt(index: number): void {
+    this.db.run`UPDATE steps SET attempts = attempts + 1 WHERE idx = ${index}`;
+  }
+
+  setAttempts(index: number, attempts: number): void {
+    this.db.run`UPDATE steps SET attempts = ${attempts} WHERE idx = ${index}`;
+  }
+
+  succeeded(
+    index: number,
+    data: string,
+    httpStatus: number | null,
+    executionMs: number,
+    now: number,
+  ): void {
+    this.db
+      .run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
+      waiting_for = NULL, next_attempt_at = NULL,
+      http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
+  }
+
+  failed(index: number, error: StepError, now: number): void {
+    this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,
+      error = ${JSON.stringify(error)}, http_status = ${error.status ?? null} WHERE idx = ${index}`;
+  }
+
+  retrying(index: number, error: StepError, at: number): void {
+    this.db
+      .run`UPDATE steps SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)},
+      http_status = ${error.status ?? null} WHERE idx = ${index}`;
+  }
+
+  /** The attempt suspends durably until `until` (the row is the timer; the alarm points at it). */
+  waiting(index: number, waitingFor: WaitingFor, until: number | null): void {
+    this.db
+      .run`UPDATE steps SET status = 'waiting', waiting_for = ${waitingFor}, next_attempt_at = ${until}
+      WHERE idx = ${index}`;
+  }
+
+  ended(
+    index: number,
+    status: Extract<StepStatus, "skipped" | "cancelled">,
+    reason: SkipReason | null,
+    now: number,
+  ): void {
+    this.db.run`UPDATE steps SET status = ${status}, reason = ${reason}, ended_at = ${now},
+      next_attempt_at = NULL WHERE idx = ${index}`;
+  }
+
+  /** The risk gate's `skipSteps`: skipped by the user before the run starts. */
+  skippedByUser(id: string, now: number): void {
+    this.db
+      .run`UPDATE steps SET status = 'skipped', reason = 'skipped_by_user', ended_at = ${now} WHERE id = ${id}`;
+  }
+
+  /** Redrive: the steps it runs again become pending, their attempts kept; returns how many. */
+  redrive(): number {
+    const n = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM steps WHERE ${REDRIVEN}`!.n;
+    this.db
+      .run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
+      next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
+      WHERE ${REDRIVEN}`;
+    return n;
+  }
+
+  /** Every step that has not finished is cancelled. */
+  cancelUnfinished(now: number): void {
+    this.db.run`UPDATE steps SET status = 'cancelled', ended_at = ${now}, next_attempt_at = NULL
+      WHERE status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The attempt verdict (SPEC 5.2): what becomes of a step, a forEach item or a compensation
+ * once one of its attempts has an outcome. One pure function for all three, so the retry
+ * policy, the output cap and the cancel and fail-fast rules are written once; the shell
+ * commits the verdict and the scheduler settles it.
+ */
+import type { StepError } from "./records";
+import { nextAttemptAt, type ErrorCategory, type RetryPolicy } from "./retry";
+
+/** What an attempt asks to wait for instead of finishing: the alarm (never a timer) wakes it. */
+export type Suspension =
+  | { waitingFor: "timer"; until: number }
+  | { waitingFor: "approval" }
+  | { waitingFor: "callback"; until: number; token: string };
+
+/** How one attempt ended: the tool's answer, or what the shell observed (a timeout, a restart). */
+export type AttemptResult =
+  | { ok: true; data: unknown; status?: number }
+  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number }
+  | { suspend: Suspension };
+
+export type Verdict =
+  /** `data`: the output as stored (JSON text, within the output cap). */
+  | { type: "succeeded"; data: string; status: number | null }
+  | { type: "retry"; at: number; error: StepError }
+  | { type: "failed"; error: StepError }
+  /** The run was cancelled (or the attempt aborted by it): the attempt ends as cancelled. */
+  | { type: "cancelled"; error: StepError }
+  | { type: "suspended"; suspension: Suspension };
+
+export interface VerdictRules {
+  retry: RetryPolicy;
+  /** The attempt's number as the retry policy counts it (attempts before the last redrive excluded). */
+  counted: number;
+  /** The run starts nothing new (fail-fast tripped, or cancelled): a failure is final. */
+  halted: boolean;
+  /** The run was cancelled: a failed attempt ends as cancelled. */
+  cancelled: boolean;
+  maxOutputBytes: number;
+  /** How the output is named in the output cap's message. */
+  outputName: string;
+  /** Why this attempt may not wait (forEach items, compensations), or null when it may. */
+  noSuspend: string | null;
+  now: number;
+  rand: () => number;
+}
+
+/** A verdict that ends the attempt without waiting (forEach items, compensations). */
+export type FinalVerdict = Exclude<Verdict, { type: "suspended" }>;
+
+export function attemptVerdict(
+  result: AttemptResult,
+  rules: VerdictRules & { noSuspend: string },
+): FinalVerdict;
+export function attemptVerdict(result: AttemptResult, rules: VerdictRules): Verdict;
+export function attemptVerdict(result: AttemptResult, rules: VerdictRules): Verdict {
+  if ("suspend" in result) {
+    if (rules.noSuspend === null) return { type: "suspended", suspension: result.suspend };
+    return failureVerdict({ category: "invalid_data", message: rules.noSuspend }, rules);
+  }
+  if (result.ok) {
+    const stored = storedOutput(result.data, rules.maxOutputBytes, rules.outputName);
+    if ("error" in stored) return failureVerdict(stored.error, rules);
+    return { type: "succeeded", data: stored.json, status: result.status ?? null };
+  }
+  const { category, message, status, retryAfterMs } = result;
+  const error: StepError = { category, message, ...(status !== undefined && { status }) };
+  return failureVerdict(error, rules, retryAfterMs);
+}
+
+/** A failed attempt: a retry under its policy, or final (also once the run has halted). */
+export function failureVerdict(
+  error: StepError,
+  rules: VerdictRules,
+  retryAfterMs?: number,
+): FinalVerdict {
+  if (error.category === "cancelled" || rules.cancelled) return { type: "cancelled", error };
+  const at = rules.halted
+    ? null
+    : nextAttemptAt(
+        rules.retry,
+        rules.counted,
+        error.category as ErrorCategory,
+        rules.now,
+        rules.rand,
+        retryAfterMs,
+      );
+  return at === null ? { type: "failed", error } : { type: "retry", at, error };
+}
+
+/** An output as stored: its JSON text, or `output_too_large` past MAX_OUTPUT_BYTES. */
+export function storedOutput(
+  output: unknown,
+  maxOutputBytes: number,
+  name = "output",
+): { json: string } | { error: StepError } {
+  const json = JSON.stringify(output ?? null);
+  const bytes = new TextEncoder().encode(json).byteLength;
+  if (bytes <= maxOutputBytes) return { json };
+  return {
+    error: {
+      category: "output_too_large",
+      message: `${name} is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
+    },
+  };
+}
+
+/** An outside answer to a waiting step (SPEC 4, 5.4): `POST /approve` or `POST /v1/callbacks/:token`. */
+export type Answer =
+  | { type: "approval"; approved: boolean; comment?: string }
+  | { type: "callback"; token: string; answer: CallbackAnswer };
+
+export type CallbackAnswer = { output: unknown } | { error: { message: string } };
+
+/** The verdict of an answer: answers are never retried. */
+export function answerVerdict(answer: Answer, maxOutputBytes: number): Verdict {
+  let output: unknown;
+  if (answer.type === "approval") {
+    if (!answer.approved) {
+      const message = answer.comment ? `approval denied: ${answer.comment}` : "approval denied";
+      return { type: "failed", error: { category: "approval_denied", message } };
+    }
+    output = { approved: true, comment: answer.comment ?? null };
+  } else if ("output" in answer.answer) output = answer.answer.output;
+  else
+    return {
+      type: "failed",
+      error: { category: "callback_failed", message: answer.answer.error.message },
+    };
+  const stored = storedOutput(output, maxOutputBytes);
+  if ("error" in stored) return { type: "failed", error: stored.error };
+  return { type: "succeeded", data: stored.json, status: null };
+}
+
+/**
+ * A forEach step's assembled output (`n` items whose stored JSON totals `bytes`, plus the
+ * array's brackets and commas) is too large: the error, else null.
+ */
+export function itemsOutputTooLarge(n: number, bytes: number, max: number): StepError | null {
+  const total = bytes + Math.max(n - 1, 0) + 2;
+  if (total <= max) return null;
+  return {
+    category: "output_too_large",
+    message: `the ${n} items' outputs total ${total} bytes, more than MAX_OUTPUT_BYTES (${max})`,
+  };
+}
