@@ -6,7 +6,6 @@
  */
 import type { RunRecord, RunStatus } from "../src/engine/records";
 import type { AlarmPort } from "./alarm-port";
-import { rollbackDue } from "./rollback/rollback";
 import type { Checkpoint } from "./storage/checkpoint";
 
 /** While attempts are in flight the alarm points this far ahead, so a crash resumes the run. */
@@ -60,7 +59,7 @@ export class AlarmPointer {
     const candidates = [
       wake,
       this.checkpoint.deliveries.earliestDue(),
-      rollbackDue(this.checkpoint, this.now()),
+      this.checkpoint.compensations.earliestDue(this.now()),
       iterates(run) ? this.checkpoint.steps.earliestDue() : null,
     ];
     const due = candidates.filter((t): t is number => t !== null);

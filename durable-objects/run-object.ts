@@ -25,7 +25,7 @@ import * as controls from "./controls/run-controls";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { commitAnswer } from "./execution/step-journal";
-import { rollbackDue, runRollback } from "./rollback/rollback";
+import { runRollback } from "./rollback/rollback";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
 import { eventPage, statusView, stepDetail, stepResults } from "./views/run-views";
@@ -218,7 +218,7 @@ export class RunObject extends DurableObject<Env> {
       return;
     }
     const wake = iterates(run) ? await this.runIteration(run) : null;
-    if (rollbackDue(this.checkpoint, this.now()) !== null)
+    if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
     this.work.alarm.releaseLease();
     await this.deliverWebhooks();

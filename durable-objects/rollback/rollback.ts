@@ -35,13 +35,6 @@ export function enqueueRollback(c: Checkpoint): void {
   c.compensations.enqueue(done.map((s) => s.index));
 }
 
-/** When the next compensation is due (now, or its retry time), or null when none is left. */
-export function rollbackDue(c: Checkpoint, now: number): number | null {
-  const next = c.compensations.next();
-  if (!next) return null;
-  return next.status === "retrying" ? next.nextAttemptAt : now;
-}
-
 /** Runs every compensation that is due, in order; stops at one that must wait for a retry. */
 export async function runRollback(ctx: RunContext, runId: string, baseUrl: string | null) {
   const c = ctx.checkpoint;

@@ -38,6 +38,13 @@ export class CompensationTable {
       WHERE status NOT IN ('succeeded', 'failed') ORDER BY seq LIMIT 1`;
   }
 
+  /** When the next compensation is due (now, or its retry time), or null when none is left. */
+  earliestDue(now: number): number | null {
+    const next = this.next();
+    if (!next) return null;
+    return next.status === "retrying" ? next.nextAttemptAt : now;
+  }
+
   all(): CompensationRow[] {
     return this.db
       .all<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,

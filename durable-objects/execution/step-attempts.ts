@@ -1,0 +1,233 @@
+/**
+ * The attempts of one iteration's steps: starting a step (its `when`, its tool call, or its
+ * forEach items), and, for each attempt that comes back (or a timer, a restart, an answer),
+ * one engine verdict, committed (step-journal) and then settled in the scheduler.
+ */
+import { conditionHolds } from "../../src/engine/conditions";
+import type { CompiledPlan } from "../../src/engine/plan";
+import { cancelRun, outcomeOf, settle, type Scheduler } from "../../src/engine/scheduler";
+import type { TemplateContext } from "../../src/engine/templates";
+import {
+  attemptVerdict,
+  storedOutput,
+  type Answer,
+  type AttemptResult,
+  type Verdict,
+} from "../../src/engine/verdict";
+import type { RunContext } from "../run-context";
+import type { StepLoad } from "../storage/step-table";
+import { FanOuts } from "./fan-outs";
+import { invoke, type Invoker } from "./invoke";
+import {
+  attemptStarted,
+  commitAnswer,
+  commitVerdict,
+  stepFailed,
+  stepSkipped,
+} from "./step-journal";
+import { templateContext } from "./template-context";
+
+/** An attempt that came back, waiting to be committed with the others that arrived together. */
+interface Completion {
+  i: number;
+  attempt: number;
+  startedAt: number;
+  result: AttemptResult;
+}
+
+export class StepAttempts {
+  readonly fanOuts: FanOuts;
+  private readonly attempts: number[];
+  /** Per step: attempts made before the last redrive (the retry policy counts from there). */
+  private readonly retryBase: number[];
+  private readonly controllers = new Map<number, AbortController>();
+  private completed: Completion[] = [];
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly plan: CompiledPlan,
+    private readonly invoker: Invoker,
+    private readonly s: Scheduler,
+    rows: readonly StepLoad[],
+    /** Something settled or came back: the iteration loop should look again. */
+    private readonly notify: () => void,
+  ) {
+    this.attempts = rows.map((r) => r.attempts);
+    this.retryBase = rows.map((r) => r.retryBase);
+    this.fanOuts = new FanOuts({
+      ctx,
+      invoker,
+      notify,
+      halted: () => s.halted,
+      cancelled: () => s.cancelled,
+    });
+  }
+
+  /** Attempts came back while others are still in flight: they may be worth committing together. */
+  get batching(): boolean {
+    return this.completed.length > 0 && this.controllers.size > 0;
+  }
+
+  /** Cancels the run: nothing new starts, in-flight attempts are aborted. */
+  cancel(): void {
+    cancelRun(this.s);
+    for (const c of this.controllers.values()) c.abort();
+    this.fanOuts.cancel();
+  }
+
+  /** An approval or a callback answered step `i` while the iteration is live. */
+  answer(i: number, answer: Answer): void {
+    if (this.s.status[i] !== "waiting") return;
+    const now = this.ctx.now();
+    const startedAt = this.ctx.checkpoint.steps.get(i)!.startedAt ?? now;
+    this.settleCommitted(i, this.commitAnswer(i, this.attempts[i]!, startedAt, answer, now));
+    this.notify();
+  }
+
+  start(i: number, now: number): void {
+    const step = this.plan.steps[i]!;
+    if (step.when !== undefined) {
+      const holds = conditionHolds(step.when, this.context(i));
+      if (holds !== true) {
+        const c = this.ctx.checkpoint;
+        if (holds === false) {
+          stepSkipped(c, step, "condition_false", now);
+          settle(this.s, i, { type: "skipped", reason: "condition_false" });
+        } else {
+          stepFailed(c, step, holds, now);
+          settle(this.s, i, { type: "failed" });
+        }
+        this.notify();
+        return;
+      }
+    }
+    if (step.forEach !== undefined) {
+      this.startFanOut(i, now);
+      return;
+    }
+    const attempt = ++this.attempts[i]!;
+    attemptStarted(this.ctx.checkpoint, step, attempt, now);
+    const invocation = invoke(this.invoker, step, attempt, this.context(i), now);
+    if (invocation.type === "failed") {
+      this.attemptEnded(i, attempt, now, invocation.result);
+      // Settled without a promise: the loop must look again rather than wait for a completion.
+      this.notify();
+      return;
+    }
+    this.controllers.set(i, invocation.controller);
+    void invocation.result.then((result) => {
+      this.controllers.delete(i);
+      this.completed.push({ i, attempt, startedAt: now, result });
+      this.notify();
+    });
+  }
+
+  commitCompleted(): void {
+    const batch = this.completed;
+    this.completed = [];
+    for (const c of batch) this.attemptEnded(c.i, c.attempt, c.startedAt, c.result);
+  }
+
+  /**
+   * An attempt of step `i` came back. A callback that was answered before its outbound POST
+   * returned (even when that POST then failed: the job got the token) is decided by its answer.
+   */
+  private attemptEnded(i: number, attempt: number, startedAt: number, result: AttemptResult) {
+    const now = this.ctx.now();
+    const failedOrWaits = !("ok" in result) || (!result.ok && result.category !== "cancelled");
+    if (failedOrWaits && this.earlyAnswer(i, attempt, startedAt, now)) return;
+    this.judge(i, attempt, startedAt, result, now);
+  }
+
+  /** Decides what became of step `i`'s attempt, commits it, then settles it. */
+  private judge(i: number, attempt: number, startedAt: number, result: AttemptResult, now: number) {
+    const step = this.plan.steps[i]!;
+    const verdict = attemptVerdict(result, {
+      retry: step.retry,
+      counted: attempt - this.retryBase[i]!,
+      halted: this.s.halted,
+      cancelled: this.s.cancelled,
+      maxOutputBytes: this.ctx.maxOutputBytes,
+      outputName: "output",
+      noSuspend: null,
+      now,
+      rand: this.ctx.rand,
+    });
+    commitVerdict(this.ctx.checkpoint, step, attempt, startedAt, verdict, now);
+    this.settleCommitted(i, verdict);
+  }
+
+  private settleCommitted(i: number, verdict: Verdict): void {
+    settle(this.s, i, outcomeOf(verdict));
+  }
+
+  /** Applies the stored answer of a callback step's attempt, if one came; true when it did. */
+  private earlyAnswer(i: number, attempt: number, startedAt: number, now: number): boolean {
+    if (this.plan.steps[i]!.tool !== "callback") return false;
+    const row = this.ctx.checkpoint.callbacks.ofAttempt(i, attempt);
+    if (row?.state !== "answered") return false;
+    const answer: Answer = { type: "callback", token: row.token, answer: JSON.parse(row.result!) };
+    this.settleCommitted(i, this.commitAnswer(i, attempt, startedAt, answer, now));
+    return true;
+  }
+
+  private commitAnswer(i: number, attempt: number, startedAt: number, answer: Answer, now: number) {
+    const step = this.plan.steps[i]!;
+    const max = this.ctx.maxOutputBytes;
+    return commitAnswer(this.ctx.checkpoint, step, attempt, startedAt, answer, max, now);
+  }
+
+  /** A waiting step's time came: a `wait` is over, a `callback` timed out. */
+  timerDue(i: number, now: number): void {
+    const row = this.ctx.checkpoint.steps.get(i)!;
+    const attempt = this.attempts[i]!;
+    const startedAt = row.startedAt ?? now;
+    if (row.waitingFor === "callback") {
+      const message = `no callback within ${this.plan.steps[i]!.timeoutMs} ms`;
+      this.judge(i, attempt, startedAt, { ok: false, category: "timeout", message }, now);
+    } else {
+      this.judge(i, attempt, startedAt, { ok: true, data: { resumedAt: iso(now) } }, now);
+    }
+  }
+
+  /** A step found `running` at load: its attempt (or its items' attempts) was interrupted. */
+  recover(i: number, now: number): void {
+    if (this.plan.steps[i]!.forEach !== undefined) {
+      this.startFanOut(i, now);
+      return;
+    }
+    const attempt = this.attempts[i]!;
+    const startedAt = this.ctx.checkpoint.steps.get(i)!.startedAt ?? now;
+    const message = "the run restarted while this attempt was in flight";
+    this.attemptEnded(i, attempt, startedAt, { ok: false, category: "interrupted", message });
+  }
+
+  private startFanOut(i: number, now: number): void {
+    if (this.s.status[i] !== "running") return;
+    const failed = this.fanOuts.start(this.plan.steps[i]!, this.context(i), now);
+    if (failed) {
+      settle(this.s, i, failed);
+      this.notify();
+    }
+  }
+
+  /** Every item of a forEach step succeeded: their outputs are the step's (bounded like any output). */
+  fanOutSucceeded(i: number, data: unknown[], startedAt: number): void {
+    const stored = storedOutput(data, this.ctx.maxOutputBytes);
+    const verdict: Verdict =
+      "error" in stored
+        ? { type: "failed", error: stored.error }
+        : { type: "succeeded", data: stored.json, status: null };
+    const now = this.ctx.now();
+    commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, null, startedAt, verdict, now);
+    this.settleCommitted(i, verdict);
+  }
+
+  private context(i: number): TemplateContext {
+    const { checkpoint, results } = this.ctx;
+    const refs = this.plan.steps[i]!.refs;
+    return templateContext(checkpoint, this.plan, this.invoker.runId, refs, results);
+  }
+}
+
+const iso = (t: number) => new Date(t).toISOString();
