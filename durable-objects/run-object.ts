@@ -28,13 +28,24 @@ import { commitAnswer } from "./execution/step-journal";
 import { runRollback } from "./rollback/rollback";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
-import { eventPage, statusView, stepDetail, stepResults } from "./views/run-views";
+import {
+  eventPage,
+  statusView,
+  stepDetail,
+  stepResults,
+  stepsPage,
+  summaryView,
+  type StepsQuery,
+} from "./views/run-views";
+import { etagMatches, etagOf, type StatusRead } from "./views/status-reads";
 import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
 export type { ControlOutcome, CreateOutcome } from "./controls/run-controls";
 export type { AlarmPort } from "./alarm-port";
+export type { StepsQuery } from "./views/run-views";
+export type { StatusRead, StatusView } from "./views/status-reads";
 
 export class RunObject extends DurableObject<Env> {
   private readonly config: Settings;
@@ -100,9 +111,27 @@ export class RunObject extends DurableObject<Env> {
     return this.owned(owner)?.status ?? null;
   }
 
-  async status(owner: string) {
-    const run = this.owned(owner);
-    return run ? statusView(this.checkpoint, this.outbox, run, this.now()) : null;
+  /**
+   * `GET /v1/runs/:id` (SPEC 6, 6.1): `notModified` when `If-None-Match` names the current
+   * document; with `waitMs`, first waits (a long poll) until it no longer does.
+   */
+  async status(owner: string, read: StatusRead = { view: "full" }) {
+    let run = this.owned(owner);
+    if (run && read.waitMs !== undefined) run = await this.changedFrom(run, read);
+    if (!run) return null;
+    const etag = etagOf(run.version, read.view);
+    if (etagMatches(read.ifNoneMatch, etag)) return { etag, notModified: true as const };
+    const view = read.view === "summary" ? summaryView : statusView;
+    return {
+      etag,
+      notModified: false as const,
+      body: view(this.checkpoint, this.outbox, run, this.now()),
+    };
+  }
+
+  /** `GET /v1/runs/:id/steps`: a page of step entries (SPEC 6.1). */
+  async steps(owner: string, query: StepsQuery) {
+    return this.owned(owner) ? stepsPage(this.checkpoint, query) : null;
   }
 
   async step(owner: string, stepId: string) {
@@ -271,6 +300,19 @@ export class RunObject extends DurableObject<Env> {
   private async rearm(wake: number | null = null): Promise<void> {
     this.checkpoint.events.trim();
     await this.work.alarm.rearm(wake);
+  }
+
+  /** Waits (at most `read.waitMs`) until the run no longer matches `read.ifNoneMatch`; the run as it is then. */
+  private async changedFrom(run: RunRecord, read: StatusRead): Promise<RunRecord | undefined> {
+    const deadline = Date.now() + read.waitMs!;
+    let current: RunRecord | undefined = run;
+    while (current && etagMatches(read.ifNoneMatch, etagOf(current.version, read.view))) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await this.checkpoint.changes.next(left);
+      current = this.checkpoint.runRecord();
+    }
+    return current;
   }
 
   private owned(owner: string): RunRecord | undefined {

@@ -5,7 +5,7 @@
  * consequences are the same whichever way the run got there.
  */
 import type { RunStatus } from "../../src/engine/records";
-import { runView } from "../../src/engine/status";
+import { runSummary } from "../../src/engine/status";
 import { enqueueRollback } from "../rollback/rollback";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { WebhookOutbox } from "../webhooks/outbox";
@@ -31,7 +31,7 @@ export function recordStatusChange(
   const plan = c.plan.read();
   if (status === "failed" && plan.config.rollback) enqueueRollback(c);
   if (!plan.webhook) return;
-  const view = runView(run, plan, c.steps.all(), now);
+  const view = runSummary(run, plan, now);
   const payload = {
     runId: run.id,
     status,

@@ -6,6 +6,7 @@
 import type { CompiledPlan } from "../../src/engine/plan";
 import type { RunRecord } from "../../src/engine/records";
 import { AttemptTable } from "./attempt-table";
+import { ChangeSignal } from "./change-signal";
 import { CallbackTable } from "./callback-table";
 import { CompensationTable } from "./compensation-table";
 import { DeliveryTable } from "./delivery-table";
@@ -13,7 +14,7 @@ import { EventTable } from "./event-table";
 import { ItemTable } from "./item-table";
 import { PlanTable } from "./plan-table";
 import { RunTable } from "./run-table";
-import { migrate } from "./schema";
+import { migrate, storedSchemaVersion } from "./schema";
 import { Sql } from "./sql";
 import { StepTable } from "./step-table";
 
@@ -38,6 +39,8 @@ export class Checkpoint {
   readonly deliveries: DeliveryTable;
   readonly events: EventTable;
   private readonly db: Sql;
+  /** Fires after every write: long-polling status readers wait on it (SPEC 6.1). */
+  readonly changes = new ChangeSignal();
   /** False until the run is created: a lookup of an unknown id must not write a schema. */
   private exists: boolean;
 
@@ -47,6 +50,7 @@ export class Checkpoint {
     eventCap: number = Number.POSITIVE_INFINITY,
   ) {
     const db = new Sql(storage.sql);
+    db.onWrite = () => this.changes.notify();
     this.db = db;
     this.run = new RunTable(db);
     this.plan = new PlanTable(db);
@@ -57,7 +61,7 @@ export class Checkpoint {
     this.compensations = new CompensationTable(db);
     this.deliveries = new DeliveryTable(db);
     this.events = new EventTable(db, (n) => this.run.addEventsDropped(n), eventCap);
-    this.exists = db.tableExists("meta");
+    this.exists = storedSchemaVersion(db) > 0;
     if (this.exists) migrate(db);
   }
 

@@ -2,7 +2,7 @@
  * RunTable (owns `run`): the run's one row: its status, iteration counters, the risk gate,
  * and the run-level error.
  */
-import type { RunRecord, RunStatus, StepError } from "../../src/engine/records";
+import type { RunRecord, RunStatus, StepCounts, StepError } from "../../src/engine/records";
 import type { Sql } from "./sql";
 
 export class RunTable {
@@ -10,17 +10,32 @@ export class RunTable {
 
   read(): RunRecord | undefined {
     const row = this.db.one<
-      Omit<RunRecord, "riskGate"> & { riskGate: string | null }
+      Omit<RunRecord, "riskGate" | "counts"> & { riskGate: string | null } & StepCounts
     >`SELECT id, owner, status,
       created_at AS createdAt, started_at AS startedAt, ended_at AS endedAt, iterations,
       iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error, base_url AS baseUrl,
-      risk_gate AS riskGate FROM run`;
-    return (
-      row && {
-        ...row,
-        riskGate: row.riskGate === null ? null : (JSON.parse(row.riskGate) as string[]),
-      }
-    );
+      risk_gate AS riskGate, version, steps_total AS total, steps_succeeded AS succeeded,
+      steps_failed AS failed, steps_skipped AS skipped, steps_cancelled AS cancelled,
+      steps_running AS running, duration_sum AS durationSum, duration_count AS durationCount FROM run`;
+    if (!row) return undefined;
+    const { total, succeeded, failed, skipped, cancelled, running, durationSum, durationCount } =
+      row;
+    return {
+      id: row.id,
+      owner: row.owner,
+      status: row.status,
+      createdAt: row.createdAt,
+      startedAt: row.startedAt,
+      endedAt: row.endedAt,
+      iterations: row.iterations,
+      iterationBudget: row.iterationBudget,
+      riskGate: row.riskGate === null ? null : (JSON.parse(row.riskGate) as string[]),
+      baseUrl: row.baseUrl,
+      eventsDropped: row.eventsDropped,
+      error: row.error,
+      version: row.version,
+      counts: { total, succeeded, failed, skipped, cancelled, running, durationSum, durationCount },
+    };
   }
 
   insert(run: {

@@ -1,7 +1,27 @@
-/** The run checkpoint's tables. `CREATE ... IF NOT EXISTS` plus a schema-version row. */
+/**
+ * The run checkpoint's tables, `CREATE ... IF NOT EXISTS`, a schema-version row, and the
+ * migrations that bring an older run's storage up to date.
+ */
 import type { Sql } from "./sql";
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
+ * grows with every change a status document shows (its ETag), the others count steps.
+ */
+const RUN_COUNTER_COLUMNS = [
+  "version",
+  "steps_total",
+  "steps_succeeded",
+  "steps_failed",
+  "steps_skipped",
+  "steps_cancelled",
+  "steps_running",
+  // over succeeded and failed steps that have both times: averageStepDurationMs
+  "duration_sum",
+  "duration_count",
+] as const;
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -20,7 +40,8 @@ CREATE TABLE IF NOT EXISTS run (
   -- the Worker's public origin, for callback URLs
   base_url TEXT,
   -- JSON list of step ids awaiting the risk gate (SPEC 5.4), null once answered
-  risk_gate TEXT
+  risk_gate TEXT,
+  ${RUN_COUNTER_COLUMNS.map((c) => `${c} INTEGER NOT NULL DEFAULT 0`).join(",\n  ")}
 );
 -- the compiled plan's JSON in parts: a Durable Object's SQLite value or row holds at most 2 MB,
 -- and a 10,000-step plan compiles to more than that
@@ -48,6 +69,8 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE INDEX IF NOT EXISTS steps_by_id ON steps (id);
 CREATE INDEX IF NOT EXISTS steps_due ON steps (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+-- pages of steps by status (GET /v1/runs/:id/steps?status=), in plan order
+CREATE INDEX IF NOT EXISTS steps_by_status ON steps (status, idx);
 CREATE TABLE IF NOT EXISTS attempts (
   step_idx INTEGER NOT NULL,
   -- the forEach item, or -1 for the step itself
@@ -117,12 +140,77 @@ CREATE TABLE IF NOT EXISTS events (
 );
 `;
 
-export function migrate(db: Sql): void {
-  db.script(DDL);
+/** A step's duration when it counts towards the average (succeeded or failed, both times known). */
+const duration = (row: "NEW" | "OLD") =>
+  `(CASE WHEN ${row}.status IN ('succeeded', 'failed') AND ${row}.started_at IS NOT NULL
+    AND ${row}.ended_at IS NOT NULL THEN ${row}.ended_at - ${row}.started_at ELSE 0 END)`;
+const counted = (row: "NEW" | "OLD") =>
+  `(${row}.status IN ('succeeded', 'failed') AND ${row}.started_at IS NOT NULL AND ${row}.ended_at IS NOT NULL)`;
+const moved = (status: string) => `(NEW.status = '${status}') - (OLD.status = '${status}')`;
+const bump = "UPDATE run SET version = version + 1";
+
+const TRIGGERS = `
+CREATE TRIGGER IF NOT EXISTS steps_counted AFTER INSERT ON steps BEGIN
+  UPDATE run SET version = version + 1, steps_total = steps_total + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS steps_recounted AFTER UPDATE ON steps BEGIN
+  UPDATE run SET version = version + 1,
+    steps_succeeded = steps_succeeded + ${moved("succeeded")},
+    steps_failed = steps_failed + ${moved("failed")},
+    steps_skipped = steps_skipped + ${moved("skipped")},
+    steps_cancelled = steps_cancelled + ${moved("cancelled")},
+    steps_running = steps_running + ${moved("running")},
+    duration_sum = duration_sum + ${duration("NEW")} - ${duration("OLD")},
+    duration_count = duration_count + ${counted("NEW")} - ${counted("OLD")};
+END;
+CREATE TRIGGER IF NOT EXISTS run_changed AFTER UPDATE ON run WHEN NEW.version = OLD.version BEGIN
+  ${bump};
+END;
+${["items", "compensations", "webhook_deliveries"]
+  .flatMap((table) =>
+    ["INSERT", "UPDATE", "DELETE"].map(
+      (op) =>
+        `CREATE TRIGGER IF NOT EXISTS ${table}_${op.toLowerCase()}_changed AFTER ${op} ON ${table} BEGIN ${bump}; END;`,
+    ),
+  )
+  .join("\n")}
+`;
+
+/** Brings a run's storage from an older schema version to the next, by version reached. */
+const MIGRATIONS: Record<number, (db: Sql) => void> = {
+  // v2: the counters of status reads (SPEC 6.1), computed once from the rows.
+  2: (db) => {
+    for (const c of RUN_COUNTER_COLUMNS)
+      db.script(`ALTER TABLE run ADD COLUMN ${c} INTEGER NOT NULL DEFAULT 0`);
+    db.script(`UPDATE run SET
+      steps_total = (SELECT COUNT(*) FROM steps),
+      steps_succeeded = (SELECT COUNT(*) FROM steps WHERE status = 'succeeded'),
+      steps_failed = (SELECT COUNT(*) FROM steps WHERE status = 'failed'),
+      steps_skipped = (SELECT COUNT(*) FROM steps WHERE status = 'skipped'),
+      steps_cancelled = (SELECT COUNT(*) FROM steps WHERE status = 'cancelled'),
+      steps_running = (SELECT COUNT(*) FROM steps WHERE status = 'running'),
+      duration_sum = (SELECT COALESCE(SUM(ended_at - started_at), 0) FROM steps
+        WHERE status IN ('succeeded', 'failed') AND started_at IS NOT NULL AND ended_at IS NOT NULL),
+      duration_count = (SELECT COUNT(*) FROM steps
+        WHERE status IN ('succeeded', 'failed') AND started_at IS NOT NULL AND ended_at IS NOT NULL)`);
+  },
+};
+
+/** The schema version of this storage: 0 when nothing was created yet. */
+export function storedSchemaVersion(db: Sql): number {
+  if (!db.tableExists("meta")) return 0;
   const row = db.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
-  if (!row)
-    db.run`INSERT INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
-  else if (Number(row.value) > SCHEMA_VERSION) {
-    throw new Error(`storage schema ${row.value} is newer than this code (${SCHEMA_VERSION})`);
-  }
+  return row ? Number(row.value) : 0;
+}
+
+/** Creates the schema, or brings an older one up to date (a no-op when it is current). */
+export function migrate(db: Sql): void {
+  const stored = storedSchemaVersion(db);
+  if (stored === SCHEMA_VERSION) return;
+  if (stored > SCHEMA_VERSION)
+    throw new Error(`storage schema ${stored} is newer than this code (${SCHEMA_VERSION})`);
+  db.script(DDL); // new tables; a fresh storage gets the current schema whole
+  if (stored > 0) for (let v = stored + 1; v <= SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
+  db.script(TRIGGERS);
+  db.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
 }

@@ -15,6 +15,9 @@ export function raw(text: string): Raw {
 }
 
 export class Sql {
+  /** Told after every write statement (status readers wait for changes on it). */
+  onWrite: (() => void) | undefined;
+
   constructor(private readonly sql: SqlStorage) {}
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
@@ -37,6 +40,7 @@ export class Sql {
 
   run(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): void {
     this.all(strings, ...values);
+    this.onWrite?.();
   }
 
   tableExists(name: string): boolean {

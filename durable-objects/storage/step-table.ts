@@ -44,6 +44,15 @@ export class StepTable {
     return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps ORDER BY idx`;
   }
 
+  /** Up to `limit` steps after index `after`, in plan order; only those in `statuses` when given. */
+  page(statuses: readonly StepStatus[] | null, after: number, limit: number): StepRecord[] {
+    if (statuses === null)
+      return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx > ${after}
+        ORDER BY idx LIMIT ${limit}`;
+    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx > ${after}
+      AND status IN (SELECT value FROM json_each(${JSON.stringify(statuses)})) ORDER BY idx LIMIT ${limit}`;
+  }
+
   get(index: number): StepRecord | undefined {
     return this.db.one<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx = ${index}`;
   }

@@ -1,19 +1,19 @@
 /**
- * The read-only views the run's RPCs answer with (SPEC 6): its status, one step, its
- * results and a page of its events, assembled from the checkpoint, the rollback and the
- * webhook outbox. Reads only: a GET never changes the run.
+ * The read-only views the run's RPCs answer with (SPEC 6, 6.1): its status (summary or
+ * full), a page of its steps, one step, its results and a page of its events, assembled
+ * from the checkpoint, the rollback and the webhook outbox. Reads only: a GET never
+ * changes the run.
  */
-import { FINAL_RUN_STATUSES, type RunRecord } from "../../src/engine/records";
-import { attemptLog, runView, stepResult, stepView } from "../../src/engine/status";
+import type { StepStatus } from "../../src/engine/records";
+import { FINAL_RUN_STATUSES, type RunRecord, type StepRecord } from "../../src/engine/records";
+import { attemptLog, runSummary, stepResult, stepView } from "../../src/engine/status";
 import { rollbackView } from "../rollback/rollback";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { WebhookOutbox } from "../webhooks/outbox";
 
-/** `GET /v1/runs/:id`: the run, its steps (with forEach item counts) and what it waits for. */
-export function statusView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
+/** `GET /v1/runs/:id?view=summary`: everything but the steps, in O(1) of the plan's size. */
+export function summaryView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
   const plan = c.plan.read();
-  const view = runView(run, plan, c.steps.all(), now);
-  const items = c.items.counts();
   const waitingSteps = c.steps.waitingForApproval();
   const pendingApproval = [
     ...(run.riskGate ? [{ gate: "risk" as const, stepIds: run.riskGate }] : []),
@@ -21,12 +21,44 @@ export function statusView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord,
   ];
   const rolledBack = rollbackView(c);
   return {
-    ...view,
-    steps: view.steps.map((s) => (items.has(s.index) ? { ...s, items: items.get(s.index)! } : s)),
+    ...runSummary(run, plan, now),
     ...(pendingApproval.length > 0 && { pendingApproval }),
     ...(rolledBack && { rollback: rolledBack }),
     ...(plan.webhook && { webhook: outbox.view(plan.webhook.url) }),
   };
+}
+
+/** `GET /v1/runs/:id`: the summary and every step (with forEach item counts). */
+export function statusView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
+  const items = c.items.counts();
+  const steps = c.steps.all().map((s) => {
+    const view = stepView(s);
+    return items.has(s.index) ? { ...view, items: items.get(s.index)! } : view;
+  });
+  return { ...summaryView(c, outbox, run, now), steps };
+}
+
+export interface StepsQuery {
+  status?: readonly StepStatus[];
+  after?: number;
+  limit: number;
+}
+
+/** `GET /v1/runs/:id/steps`: a page of step entries in plan order; `next` is the last index when more follow. */
+export function stepsPage(c: Checkpoint, query: StepsQuery) {
+  const rows = c.steps.page(query.status ?? null, query.after ?? -1, query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const plan = c.plan.read();
+  return {
+    steps: page.map((s) => withItems(c, s, plan.steps[s.index]!.forEach !== undefined)),
+    next: rows.length > query.limit ? page[page.length - 1]!.index : null,
+  };
+}
+
+function withItems(c: Checkpoint, s: StepRecord, forEach: boolean) {
+  const view = stepView(s);
+  const items = forEach ? c.items.counts(s.index).get(s.index) : undefined;
+  return items ? { ...view, items } : view;
 }
 
 /** `GET /v1/runs/:id/steps/:stepId`: one step with its result and every attempt; undefined for an unknown step. */

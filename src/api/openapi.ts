@@ -15,8 +15,11 @@ import {
   eventsQuerySchema,
   resumeBodySchema,
   runCreatedSchema,
+  runQuerySchema,
   runStatusSchema,
   stepDetailSchema,
+  stepStatusSchema,
+  stepsQuerySchema,
   stepResultSchema,
   validateResultSchema,
 } from "./schemas";
@@ -159,10 +162,37 @@ export function openApiDocument(maxSteps: number) {
       },
       "/v1/runs/{runId}": {
         get: {
-          summary: "Run status",
-          parameters: [runIdParam],
+          summary:
+            "Run status (view=summary: without steps); ETag, If-None-Match → 304, long poll with wait",
+          parameters: [
+            runIdParam,
+            ...queryParams(runQuerySchema),
+            { name: "If-None-Match", in: "header", schema: { type: "string" } },
+          ],
           responses: {
-            200: { description: "status", content: content(runStatusSchema) },
+            200: {
+              description: "status (the full document, or without `steps` for view=summary)",
+              headers: { ETag: { schema: { type: "string" } } },
+              content: content(runStatusSchema),
+            },
+            304: { description: "unchanged since the ETag named by If-None-Match" },
+            400: error("bad query"),
+            404: notFound,
+          },
+        },
+      },
+      "/v1/runs/{runId}/steps": {
+        get: {
+          summary: "A page of step entries, in plan order, optionally by status",
+          parameters: [runIdParam, ...queryParams(stepsQuerySchema)],
+          responses: {
+            200: {
+              description: "steps",
+              content: content(
+                z.strictObject({ steps: z.array(stepStatusSchema), next: z.int().nullable() }),
+              ),
+            },
+            400: error("bad query"),
             404: notFound,
           },
         },

@@ -6,9 +6,9 @@ import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
 import { compileRequest } from "./plans";
 import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
 import { eventsResponse } from "./events";
-import { approveBodySchema, resumeBodySchema } from "./schemas";
+import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
-import { readControlBody } from "./validate-input";
+import { parseInput, readControlBody } from "./validate-input";
 
 export const runRoutes = new Hono<AppEnv>();
 
@@ -60,7 +60,22 @@ runRoutes.post("/", async (c) => {
 
 runRoutes.get("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
-  return c.json((await stub.status(c.get("owner"))) ?? notFound(runId));
+  const query = parseInput(runQuerySchema, c.req.query(), "query");
+  const answer =
+    (await stub.status(c.get("owner"), {
+      view: query.view,
+      ifNoneMatch: c.req.header("if-none-match"),
+      ...(query.wait !== undefined && { waitMs: query.wait }),
+    })) ?? notFound(runId);
+  c.header("ETag", answer.etag);
+  c.header("Cache-Control", "no-cache");
+  return answer.notModified ? c.body(null, 304) : c.json(answer.body);
+});
+
+runRoutes.get("/:runId/steps", async (c) => {
+  const { runId, stub } = runStub(c);
+  const query = parseInput(stepsQuerySchema, c.req.query(), "query");
+  return c.json((await stub.steps(c.get("owner"), query)) ?? notFound(runId));
 });
 
 runRoutes.get("/:runId/steps/:stepId", async (c) => {

@@ -45,6 +45,69 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+const STEP_STATUSES = [
+  "pending",
+  "running",
+  "retrying",
+  "waiting",
+  "succeeded",
+  "failed",
+  "skipped",
+  "cancelled",
+] as const;
+
+/** `GET /v1/runs/:runId?view=&wait=` (SPEC 6.1). */
+export const runQuerySchema = z.object({
+  view: z
+    .enum(["full", "summary"])
+    .default("full")
+    .describe("summary: every field but `steps`, in a size independent of the plan's"),
+  wait: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30_000)
+    .optional()
+    .describe(
+      "long poll: answer as soon as the document differs from the one If-None-Match names, at the latest after this many ms (then 304)",
+    ),
+});
+
+/** `GET /v1/runs/:runId/steps?status=&after=&limit=` (SPEC 6.1). */
+export const stepsQuerySchema = z.strictObject({
+  status: z
+    .string()
+    .transform((text, ctx) => {
+      const items = [
+        ...new Set(
+          text
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s !== ""),
+        ),
+      ];
+      const unknown = items.find((s) => !(STEP_STATUSES as readonly string[]).includes(s));
+      if (unknown !== undefined || items.length === 0) {
+        const what =
+          unknown === undefined ? "empty list" : `unknown value "${unknown.slice(0, 64)}"`;
+        ctx.addIssue({
+          code: "custom",
+          message: `${what}: expected a comma list of ${STEP_STATUSES.join(", ")}`,
+        });
+        return z.NEVER;
+      }
+      return items as (typeof STEP_STATUSES)[number][];
+    })
+    .optional(),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("a step index: the page starts after it"),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
 /*
  * Response schemas. Strict (an undeclared field is an error) because a test parses real
  * responses with them (test/openapi.test.ts): a field added to a view but not here fails it,

@@ -44,6 +44,23 @@ export interface RunRecord {
   eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
   error: string | null;
+  /** Grows with every change a status document shows: its ETag (SPEC 6.1). */
+  version: number;
+  /** The steps by status, kept as they change, so a status read costs O(1). */
+  counts: StepCounts;
+}
+
+/** What the run's status shows of its steps without reading them (see `countSteps`). */
+export interface StepCounts {
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  cancelled: number;
+  running: number;
+  /** Over succeeded and failed steps with both times: their summed duration, and how many. */
+  durationSum: number;
+  durationCount: number;
 }
 
 export interface StepError {

@@ -2,18 +2,20 @@ import { describe, expect, it } from "vitest";
 import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
 import type { RunRecord, StepRecord } from "./records";
-import { runView, stepResult } from "./status";
+import { countSteps, runView, stepResult } from "./status";
 import type { StepStatus } from "./records";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 
-/** runView reads only the plan's name and mode. */
+/** runView reads only the plan's name and mode (and the run's step counts, as storage keeps them). */
 function plan(): CompiledPlan {
   return { name: "p", input: null, config: configSchema.parse({}), steps: [] };
 }
 
-function run(overrides: Partial<RunRecord> = {}): RunRecord {
+function run(overrides: Partial<RunRecord> = {}, steps: StepRecord[] = []): RunRecord {
   return {
+    version: 1,
+    counts: countSteps(steps),
     id: "run_x",
     owner: "o",
     status: "running",
@@ -70,7 +72,7 @@ describe("runView: progress (SPEC 5.8)", () => {
     step(6, "cancelled"),
     step(7, "retrying"),
   ];
-  const view = runView(run(), plan(), steps, T0 + 1_000);
+  const view = runView(run({}, steps), plan(), steps, T0 + 1_000);
 
   it("completedSteps counts succeeded, failed, skipped and cancelled steps", () => {
     expect(view.progress.completedSteps).toBe(4);
@@ -105,10 +107,11 @@ describe("runView: progress (SPEC 5.8)", () => {
   });
 
   it("a finished run: elapsedMs stops at its end, no time remains", () => {
+    const steps = [step(0, "succeeded", 100), step(1, "pending")];
     const ended = runView(
-      run({ status: "partial", endedAt: T0 + 500 }),
+      run({ status: "partial", endedAt: T0 + 500 }, steps),
       plan(),
-      [step(0, "succeeded", 100), step(1, "pending")],
+      steps,
       T0 + 9_000,
     );
     expect(ended.progress.elapsedMs).toBe(500);
@@ -116,22 +119,19 @@ describe("runView: progress (SPEC 5.8)", () => {
   });
 
   it("a run not started yet has elapsedMs 0 and no average", () => {
+    const steps = [step(0, "pending")];
     const fresh = runView(
-      run({ status: "pending", startedAt: null }),
+      run({ status: "pending", startedAt: null }, steps),
       plan(),
-      [step(0, "pending")],
+      steps,
       T0 + 5,
     );
     expect(fresh.progress).toMatchObject({ elapsedMs: 0, averageStepDurationMs: 0, percentage: 0 });
   });
 
   it("percentage is rounded to two decimals", () => {
-    const third = runView(
-      run(),
-      plan(),
-      [step(0, "succeeded", 1), step(1, "pending"), step(2, "pending")],
-      T0,
-    );
+    const steps = [step(0, "succeeded", 1), step(1, "pending"), step(2, "pending")];
+    const third = runView(run({}, steps), plan(), steps, T0);
     expect(third.progress.percentage).toBe(33.33);
   });
 });

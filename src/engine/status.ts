@@ -1,7 +1,6 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
 import type { CompiledPlan } from "./plan";
-import type { AttemptRecord, RunRecord, StepError, StepRecord } from "./records";
-import { FINISHED } from "./records";
+import type { AttemptRecord, RunRecord, StepCounts, StepError, StepRecord } from "./records";
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
 
@@ -59,35 +58,53 @@ export function attemptLog(attempts: AttemptRecord[]) {
   }));
 }
 
-export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[], now: number) {
-  const summary = {
-    totalSteps: steps.length,
-    successfulSteps: 0,
-    failedSteps: 0,
-    skippedSteps: 0,
-    cancelledSteps: 0,
+/** The counts of `steps` (storage keeps the same counts by trigger as steps change). */
+export function countSteps(steps: readonly StepRecord[]): StepCounts {
+  const counts: StepCounts = {
+    total: steps.length,
+    succeeded: 0,
+    failed: 0,
+    skipped: 0,
+    cancelled: 0,
+    running: 0,
+    durationSum: 0,
+    durationCount: 0,
   };
-  let completedSteps = 0;
-  let runningSteps = 0;
-  let durationSum = 0;
-  let durationCount = 0;
   for (const s of steps) {
-    if (s.status === "succeeded") summary.successfulSteps++;
-    else if (s.status === "failed") summary.failedSteps++;
-    else if (s.status === "skipped") summary.skippedSteps++;
-    else if (s.status === "cancelled") summary.cancelledSteps++;
-    else if (s.status === "running") runningSteps++;
-    if (FINISHED.has(s.status)) completedSteps++;
-    if (
-      (s.status === "succeeded" || s.status === "failed") &&
-      s.startedAt !== null &&
-      s.endedAt !== null
-    ) {
-      durationSum += s.endedAt - s.startedAt;
-      durationCount++;
+    switch (s.status) {
+      case "succeeded":
+      case "failed":
+        if (s.startedAt !== null && s.endedAt !== null) {
+          counts.durationSum += s.endedAt - s.startedAt;
+          counts.durationCount++;
+        }
+        counts[s.status]++;
+        break;
+      case "skipped":
+      case "cancelled":
+      case "running":
+        counts[s.status]++;
+        break;
+      default:
+        break;
     }
   }
-  const averageStepDurationMs = durationCount === 0 ? 0 : Math.round(durationSum / durationCount);
+  return counts;
+}
+
+/** `GET /v1/runs/:id` without `steps` (SPEC 6.1): built from the run row alone, O(1). */
+export function runSummary(run: RunRecord, plan: CompiledPlan, now: number) {
+  const c = run.counts;
+  const summary = {
+    totalSteps: c.total,
+    successfulSteps: c.succeeded,
+    failedSteps: c.failed,
+    skippedSteps: c.skipped,
+    cancelledSteps: c.cancelled,
+  };
+  const completedSteps = c.succeeded + c.failed + c.skipped + c.cancelled;
+  const averageStepDurationMs =
+    c.durationCount === 0 ? 0 : Math.round(c.durationSum / c.durationCount);
   const finished = run.endedAt !== null;
   const mode = plan.config.mode;
   return {
@@ -106,18 +123,19 @@ export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[],
     ),
     progress: {
       completedSteps,
-      totalSteps: steps.length,
-      percentage:
-        steps.length === 0 ? 100 : Math.round((completedSteps / steps.length) * 10000) / 100,
+      totalSteps: c.total,
+      percentage: c.total === 0 ? 100 : Math.round((completedSteps / c.total) * 10000) / 100,
       elapsedMs: run.startedAt === null ? 0 : (run.endedAt ?? now) - run.startedAt,
       averageStepDurationMs,
-      estimatedTimeRemainingMs: finished
-        ? 0
-        : (steps.length - completedSteps) * averageStepDurationMs,
-      runningSteps,
+      estimatedTimeRemainingMs: finished ? 0 : (c.total - completedSteps) * averageStepDurationMs,
+      runningSteps: c.running,
     },
     summary,
     ...(run.error !== null && { error: JSON.parse(run.error) as StepError }),
-    steps: steps.map(stepView),
   };
+}
+
+/** `GET /v1/runs/:id`: the summary and every step. */
+export function runView(run: RunRecord, plan: CompiledPlan, steps: StepRecord[], now: number) {
+  return { ...runSummary(run, plan, now), steps: steps.map(stepView) };
 }
