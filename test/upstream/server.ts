@@ -81,9 +81,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       authorization: header(req, "authorization"),
       at: Date.now(),
       body,
-      headers: Object.fromEntries(
-        Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string"),
-      ),
+      headers: headerRecord(req),
     };
     calls.push(call);
     const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
@@ -192,6 +190,20 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The request's headers by lower-case name (repeated ones joined with ", "), read from the raw
+ * lines: Node's `req.headers` leaves out a header named `__proto__`, which tests must see.
+ */
+function headerRecord(req: IncomingMessage): Record<string, string> {
+  const pairs = new Map<string, string>();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    const value = req.rawHeaders[i + 1]!;
+    pairs.set(name, pairs.has(name) ? `${pairs.get(name)}, ${value}` : value);
+  }
+  return Object.fromEntries(pairs);
 }
 
 /** The value `/work` derives from an Idempotency-Key (the first 24 hex digits of its SHA-256). */
