@@ -4,6 +4,7 @@
  * iteration is live (it then settles the scheduler) or not (the next alarm reads the rows).
  */
 import type { CompiledStep } from "../src/engine/plan";
+import { storedOutput, type OutputLimits } from "../src/engine/output";
 import type { StepError } from "../src/engine/records";
 import type { CallbackAnswer, CallbackStore } from "./callback-store";
 import type { RunStore } from "./store";
@@ -12,13 +13,12 @@ export type Answer =
   | { type: "approval"; approved: boolean; comment?: string }
   | { type: "callback"; token: string; answer: CallbackAnswer };
 
-export interface AnswerDeps {
+export interface AnswerDeps extends OutputLimits {
   store: RunStore;
   callbacks: CallbackStore;
-  maxOutputBytes: number;
 }
 
-/** Commits a success, unless its output is too large (then a failure). Returns the error, if any. */
+/** Commits a success, unless its output is too large or too deep (then a failure). Returns the error, if any. */
 export function commitSuccess(
   store: RunStore,
   step: CompiledStep,
@@ -27,17 +27,11 @@ export function commitSuccess(
   httpStatus: number | null,
   startedAt: number,
   now: number,
-  maxOutputBytes: number,
+  limits: OutputLimits,
 ): StepError | null {
-  const data = JSON.stringify(output ?? null);
-  const bytes = new TextEncoder().encode(data).byteLength;
-  if (bytes > maxOutputBytes) {
-    return {
-      category: "output_too_large",
-      message: `output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
-    };
-  }
-  store.stepSucceeded(step.index, step.id, attempt, data, httpStatus, now - startedAt, now);
+  const stored = storedOutput(output, limits);
+  if (!stored.ok) return stored.error;
+  store.stepSucceeded(step.index, step.id, attempt, stored.json, httpStatus, now - startedAt, now);
   return null;
 }
 
@@ -69,7 +63,7 @@ export function commitAnswer(
           null,
           startedAt,
           now,
-          deps.maxOutputBytes,
+          deps,
         )
       : {
           category: "approval_denied",
@@ -80,7 +74,7 @@ export function commitAnswer(
     const a = answer.answer;
     error =
       "output" in a
-        ? commitSuccess(store, step, attempt, a.output, null, startedAt, now, deps.maxOutputBytes)
+        ? commitSuccess(store, step, attempt, a.output, null, startedAt, now, deps)
         : { category: "callback_failed", message: a.error.message };
   }
   if (error === null) return "succeeded";

@@ -13,6 +13,7 @@ import {
   type FanOutNext,
   type ItemSnapshot,
 } from "../src/engine/fan-out";
+import { storedOutput } from "../src/engine/output";
 import type { CompiledStep } from "../src/engine/plan";
 import type { StepError } from "../src/engine/records";
 import { nextAttemptAt, type ErrorCategory } from "../src/engine/retry";
@@ -211,22 +212,11 @@ export class FanOutRunner {
     status: number | null,
     now: number,
   ): void {
-    const { db, maxOutputBytes } = this.deps;
+    const { db } = this.deps;
     const i = this.step.index;
-    const json = JSON.stringify(data ?? null);
-    const bytes = new TextEncoder().encode(json).byteLength;
-    if (bytes > maxOutputBytes) {
-      this.fail(
-        k,
-        {
-          category: "output_too_large",
-          message: `item output is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
-        },
-        now,
-      );
-      return;
-    }
-    db.run`UPDATE items SET status = 'succeeded', data = ${json} WHERE step_idx = ${i} AND item_index = ${k}`;
+    const stored = storedOutput(data, this.deps, true);
+    if (!stored.ok) return this.fail(k, stored.error, now);
+    db.run`UPDATE items SET status = 'succeeded', data = ${stored.json} WHERE step_idx = ${i} AND item_index = ${k}`;
     db.run`UPDATE attempts SET ended_at = ${now}, http_status = ${status} WHERE step_idx = ${i} AND item_index = ${k} AND attempt = ${attempt}`;
     settleItem(this.f, k, { type: "succeeded" });
   }

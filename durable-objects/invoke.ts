@@ -19,6 +19,7 @@ export interface InvokeDeps {
   runId: string;
   baseUrl: string | null;
   maxOutputBytes: number;
+  maxOutputDepth: number;
 }
 
 export type Invocation =
@@ -63,6 +64,7 @@ export function invoke(
     timeoutMs: step.timeoutMs,
     signal: controller.signal,
     maxOutputBytes: deps.maxOutputBytes,
+    maxOutputDepth: deps.maxOutputDepth,
     now,
   };
   if (step.tool === "callback") {

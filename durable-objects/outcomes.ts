@@ -127,7 +127,7 @@ export class AttemptOutcomes {
       httpStatus,
       startedAt,
       now,
-      this.deps.maxOutputBytes,
+      this.deps,
     );
     if (error === null) settle(this.deps.scheduler, i, { type: "succeeded" });
     else if (attempt === null) {

@@ -62,9 +62,9 @@ export class RunObject extends DurableObject<Env> {
       event: (type, now, data) => this.store.event(type, now, null, null, data),
     });
     const { store, callbacks, rollback, resultCache: results } = this;
-    const { tools, maxOutputBytes } = this.config;
+    const { tools, maxOutputBytes, maxOutputDepth } = this.config;
     this.state = { store, rollback, outbox };
-    this.work = { store, db, callbacks, tools, maxOutputBytes, results };
+    this.work = { store, db, callbacks, tools, maxOutputBytes, maxOutputDepth, results };
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */

@@ -2,6 +2,7 @@
 import type { RateLimiter } from "../durable-objects/rate-limiter";
 import type { RunObject } from "../durable-objects/run-object";
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
+import { DEFAULT_MAX_OUTPUT_DEPTH, HARD_MAX_OUTPUT_DEPTH } from "./engine/output";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
 import type { ValidationContext } from "./engine/validate";
 import type { Fetcher } from "./tools/http-client";
@@ -23,6 +24,7 @@ export interface Env {
   RUNS_PER_MINUTE?: string | number;
   MAX_TEMPLATE_LENGTH?: string | number;
   MAX_JSON_DEPTH?: string | number;
+  MAX_OUTPUT_DEPTH?: string | number;
 }
 
 export interface Settings {
@@ -35,6 +37,8 @@ export interface Settings {
   runsPerMinute: number;
   maxTemplateLength: number;
   maxJsonDepth: number;
+  /** Nesting of a step's stored output (src/engine/output.ts). */
+  maxOutputDepth: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
 }
@@ -77,7 +81,14 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
         ? 0
         : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
     maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
-    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH"),
+    // Capped: a plan crosses an RPC (structured clone), which overflows some thousands of levels down.
+    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH", HARD_MAX_OUTPUT_DEPTH),
+    maxOutputDepth: intVar(
+      env.MAX_OUTPUT_DEPTH,
+      DEFAULT_MAX_OUTPUT_DEPTH,
+      "MAX_OUTPUT_DEPTH",
+      HARD_MAX_OUTPUT_DEPTH,
+    ),
     allowedHosts,
     tools: new ToolSet({
       registry: parseRegistry(env.TOOLS),

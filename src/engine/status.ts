@@ -1,4 +1,5 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
+import { readStoredOutput } from "./output";
 import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepError, StepRecord } from "./records";
 import { FINISHED } from "./scheduler";
@@ -33,7 +34,7 @@ export function stepResult(s: StepRecord, itemTotal?: number) {
     stepId: s.id,
     success: s.status === "succeeded",
     tool: s.tool,
-    data: s.data === null ? null : (JSON.parse(s.data) as unknown),
+    data: s.data === null ? null : readStoredOutput(s.data),
     ...(error && s.status !== "succeeded" && { error }),
     metadata: {
       executionTime: s.executionMs,

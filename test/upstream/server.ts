@@ -12,6 +12,7 @@
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
  *   ANY  /redirect?to=<url>&status=<n>   a redirect (307 by default) to <url>
+ *   ANY  /deep?depth=<n>&kind=object|array   JSON nested <n> levels deep
  *   ANY  /bad-json | /huge | /endless   malformed answers: invalid JSON under a JSON content type;
  *                              8 MiB chunked (no content-length); headers and a chunk, then a trickle that never ends
  *   ANY  /work?ms=<n> | ?minMs=&maxMs=&seed=
@@ -106,6 +107,13 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         location: url.searchParams.get("to") ?? "/echo",
       });
       return void res.end();
+    }
+    if (path === "/deep") {
+      // ?depth=<n>&kind=object|array: JSON nested n levels deep around "leaf"
+      const depth = Number(url.searchParams.get("depth") ?? 0);
+      const [open, close] = url.searchParams.get("kind") === "array" ? ["[", "]"] : ['{"k":', "}"];
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end(`${open.repeat(depth)}"leaf"${close.repeat(depth)}`);
     }
     if (path === "/bad-json") {
       res.writeHead(200, { "content-type": "application/json" });
