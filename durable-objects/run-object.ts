@@ -14,6 +14,7 @@ import { riskGateSteps } from "../src/engine/approval";
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord, RunStatus } from "../src/engine/records";
 import type { StepResult } from "../src/engine/status";
+import { alarmTime } from "../src/engine/time-limits";
 import { alarmTarget, iterates } from "./alarm-target";
 import { commitAnswer, type Answer } from "./answers";
 import { decideApproval, type ApproveOutcome, type ApproveRequest } from "./approval-control";
@@ -280,7 +281,7 @@ export class RunObject extends DurableObject<Env> {
     if (run) this.store.trimEvents();
     const at = alarmTarget(this.state, run, soon, Date.now());
     if (at === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(at);
+    else await this.ctx.storage.setAlarm(alarmTime(at, Date.now()));
   }
 
   private owned(owner: string): RunRecord | undefined {
