@@ -4,7 +4,9 @@ import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepError, StepRecord } from "./records";
 import { FINISHED } from "./scheduler";
 
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+/** A stored time as ISO-8601; one no Date can hold (stored by an earlier version) reads as null. */
+const iso = (t: number | null): string | null =>
+  t === null || !(Math.abs(t) <= 8.64e15) ? null : new Date(t).toISOString();
 
 export function stepView(s: StepRecord) {
   return {
