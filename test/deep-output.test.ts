@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { api, drive, upstreamUrl } from "./helpers";
-import { byId, sql, started, stepDetail } from "./flow-helpers";
+import { byId, expectReadable, sql, started, stepDetail } from "./flow-helpers";
 
 const MAX_DEPTH = 128;
 
@@ -20,17 +20,6 @@ function nest(levels: number, value: unknown): unknown {
 
 const deepUrl = (depth: number, kind = "object") =>
   `${upstreamUrl}/deep?depth=${depth}&kind=${kind}`;
-
-/** Every read of the run answers 200 with JSON. */
-async function expectReadable(runId: string, stepIds: string[]): Promise<void> {
-  const paths = ["", "/results", "/events?limit=1000", ...stepIds.map((id) => `/steps/${id}`)];
-  for (const path of paths) {
-    const res = await api(`/v1/runs/${runId}${path}`);
-    const text = await res.text();
-    expect(res.status, `GET ${path}: ${text.slice(0, 300)}`).toBe(200);
-    expect(() => JSON.parse(text)).not.toThrow();
-  }
-}
 
 describe("outputs nested deeper than MAX_OUTPUT_DEPTH", () => {
   it.each([

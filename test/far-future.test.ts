@@ -8,7 +8,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, drive, runStub, submit, unique, upstreamUrl } from "./helpers";
-import { byId, sql, started, stepDetail, storedAlarm } from "./flow-helpers";
+import { byId, expectReadable, sql, started, stepDetail, storedAlarm } from "./flow-helpers";
 
 const DAY = 86_400_000;
 const MAX_WAIT_MS = 365 * DAY;
@@ -72,6 +72,7 @@ describe("wait at run time", () => {
       error: { category: "invalid_data" },
     });
     expect((await stepDetail(runId, "nap")).error.message).toMatch(/wait: /);
+    await expectReadable(runId, ["nap"]);
   });
 
   it("a templated until within 365 days waits until then", async () => {
@@ -105,6 +106,7 @@ describe("Retry-After far in the future", () => {
     expect(next).toBeGreaterThan(Date.now() + MAX_WAIT_MS - 60_000);
     expect(next).toBeLessThanOrEqual(Date.now() + MAX_WAIT_MS);
     await expectSaneAlarm(runId);
+    await expectReadable(runId, ["s"]);
     // A second alarm (early) neither throws nor loses the alarm.
     expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
     await expectSaneAlarm(runId);

@@ -22,6 +22,7 @@ import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { expectReadable } from "./flow-helpers";
 import { api, drive, runStub, unique, upstreamUrl } from "./helpers";
 
 /** Auth is off in tests: every caller is this owner (src/api/app.ts). */
@@ -712,22 +713,6 @@ const deepText = (depth: number, objects: boolean) =>
   objects
     ? `${'{"k":'.repeat(depth)}1${"}".repeat(depth)}`
     : `${"[".repeat(depth)}1${"]".repeat(depth)}`;
-
-/** Every read of a run answers 200 with JSON (`/steps/<id>` for each of `ids`). */
-async function expectReadable(runId: string, ids: string[]): Promise<void> {
-  const paths = [
-    "",
-    "/results",
-    "/events?limit=1000",
-    ...ids.map((id) => `/steps/${encodeURIComponent(id)}`),
-  ];
-  for (const path of paths) {
-    const res = await within(api(`/v1/runs/${runId}${path}`), `GET ${path}`);
-    const text = await res.text();
-    expect(res.status, `GET /v1/runs/${runId}${path}: ${text.slice(0, 300)}`).toBe(200);
-    expect(() => JSON.parse(text)).not.toThrow();
-  }
-}
 
 async function submitText(body: string): Promise<{ status: number; json: any }> {
   const res = await within(
