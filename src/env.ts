@@ -2,7 +2,8 @@
 import type { RateLimiter } from "../durable-objects/rate-limiter";
 import type { RunObject } from "../durable-objects/run-object";
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
-import { DEFAULT_MAX_OUTPUT_DEPTH, HARD_MAX_OUTPUT_DEPTH } from "./engine/output";
+import { MAX_SAFE_DEPTH } from "./engine/json-depth";
+import { DEFAULT_MAX_OUTPUT_DEPTH } from "./engine/output";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
 import type { ValidationContext } from "./engine/validate";
 import type { Fetcher } from "./tools/http-client";
@@ -82,12 +83,12 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
         : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
     maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
     // Capped: a plan crosses an RPC (structured clone), which overflows some thousands of levels down.
-    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH", HARD_MAX_OUTPUT_DEPTH),
+    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH", MAX_SAFE_DEPTH),
     maxOutputDepth: intVar(
       env.MAX_OUTPUT_DEPTH,
       DEFAULT_MAX_OUTPUT_DEPTH,
       "MAX_OUTPUT_DEPTH",
-      HARD_MAX_OUTPUT_DEPTH,
+      MAX_SAFE_DEPTH,
     ),
     allowedHosts,
     tools: new ToolSet({

@@ -7,6 +7,12 @@
  */
 
 /**
+ * The most any depth setting (MAX_JSON_DEPTH, MAX_OUTPUT_DEPTH) may be: structured clone
+ * overflows some thousands of levels down, and what is read adds a few levels around it.
+ */
+export const MAX_SAFE_DEPTH = 1000;
+
+/**
  * Whether JSON text nests objects and arrays more than `max` levels deep. One pass over the
  * characters, no allocation: strings are skipped whole, so brackets inside them do not count.
  * Text that is not valid JSON is scanned the same way (its parse fails later, if at all).

@@ -5,7 +5,7 @@
  * overflow the stack on a few thousand levels. An output is checked once, when it is stored,
  * so every read path (results, step detail, templates, forEach assembly) stays safe. Pure.
  */
-import { jsonTextTooDeep } from "./json-depth";
+import { MAX_SAFE_DEPTH, jsonTextTooDeep } from "./json-depth";
 import type { StepError } from "./records";
 
 export interface OutputLimits {
@@ -14,8 +14,6 @@ export interface OutputLimits {
 }
 
 export const DEFAULT_MAX_OUTPUT_DEPTH = 128;
-/** The most `MAX_OUTPUT_DEPTH` may be: far below the depth where structured clone overflows. */
-export const HARD_MAX_OUTPUT_DEPTH = 1000;
 
 export type StoredOutput = { ok: true; json: string } | { ok: false; error: StepError };
 
@@ -58,9 +56,9 @@ export function storedOutput(output: unknown, limits: OutputLimits, item = false
 }
 
 /** What a stored output too deep to read safely (stored before the depth limit existed) reads as. */
-export const UNREADABLE_OUTPUT = `[not shown: nested deeper than ${HARD_MAX_OUTPUT_DEPTH} levels]`;
+export const UNREADABLE_OUTPUT = `[not shown: nested deeper than ${MAX_SAFE_DEPTH} levels]`;
 
 /** A stored output, parsed; one nested deeper than any limit allows reads as UNREADABLE_OUTPUT. */
 export function readStoredOutput(json: string): unknown {
-  return jsonTextTooDeep(json, HARD_MAX_OUTPUT_DEPTH) ? UNREADABLE_OUTPUT : JSON.parse(json);
+  return jsonTextTooDeep(json, MAX_SAFE_DEPTH) ? UNREADABLE_OUTPUT : JSON.parse(json);
 }
