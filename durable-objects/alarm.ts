@@ -5,6 +5,7 @@
  * at its lease instead, so a crash resumes the run; `alarm()` is safe to run twice.
  */
 import type { RunRecord, RunStatus } from "../src/engine/records";
+import { alarmTime } from "../src/engine/time-limits";
 import type { AlarmPort } from "./alarm-port";
 import type { Checkpoint } from "./storage/checkpoint";
 
@@ -50,7 +51,7 @@ export class AlarmPointer {
     const at = this.leaseUntil ?? this.target(wake);
     const port = this.port();
     if (at === null) await port.clear();
-    else await port.set(at);
+    else await port.set(alarmTime(at, this.now()));
   }
 
   private target(wake: number | null): number | null {

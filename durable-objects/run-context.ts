@@ -3,6 +3,7 @@
  * the checkpoint, the tools, the settings that shape attempts, the clock, and the one
  * place the alarm is set. Iterations, compensations, answers and controls all take it.
  */
+import type { OutputLimits } from "../src/engine/output";
 import type { RunStatus } from "../src/engine/records";
 import type { StepResult } from "../src/engine/status";
 import type { ToolSet } from "../src/tools";
@@ -12,7 +13,8 @@ import type { Checkpoint } from "./storage/checkpoint";
 export interface RunContext {
   readonly checkpoint: Checkpoint;
   readonly tools: ToolSet;
-  readonly maxOutputBytes: number;
+  /** What a step's stored output may be (MAX_OUTPUT_BYTES, MAX_OUTPUT_DEPTH). */
+  readonly output: OutputLimits;
   /** Results of finished steps, kept across iterations (they never change; a redrive clears them). */
   readonly results: Map<number, StepResult>;
   readonly alarm: AlarmPointer;

@@ -74,7 +74,7 @@ export class RunObject extends DurableObject<Env> {
     this.work = {
       checkpoint,
       tools: this.config.tools,
-      maxOutputBytes: this.config.maxOutputBytes,
+      output: this.config,
       results: new Map(),
       alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
       now,
@@ -277,8 +277,7 @@ export class RunObject extends DurableObject<Env> {
     const row = c.steps.get(index)!;
     const now = this.now();
     const step = c.plan.read().steps[index]!;
-    const max = this.config.maxOutputBytes;
-    commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, max, now);
+    commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, this.work.output, now);
     if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
   }

@@ -13,6 +13,8 @@ describe("settings: limits from variables", () => {
       maxEventsPerRun: 50_000,
       webhookMaxAttempts: 6,
       runsPerMinute: 600,
+      maxJsonDepth: 64,
+      maxOutputDepth: 128,
     });
   });
 
@@ -22,12 +24,16 @@ describe("settings: limits from variables", () => {
         MAX_STEPS_PER_PLAN: "20000",
         MAX_OUTPUT_BYTES: "5000000",
         WEBHOOK_MAX_ATTEMPTS: "50",
+        MAX_JSON_DEPTH: "100000",
+        MAX_OUTPUT_DEPTH: "5000",
       }),
     );
     expect(s).toMatchObject({
       maxStepsPerPlan: 10_000,
       maxOutputBytes: 1_048_576,
       webhookMaxAttempts: 20,
+      maxJsonDepth: 1000,
+      maxOutputDepth: 1000,
     });
   });
 

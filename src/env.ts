@@ -1,5 +1,7 @@
 /** The Worker's bindings and the settings derived from them (SPEC 7). */
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
+import { MAX_SAFE_DEPTH } from "./engine/json-depth";
+import { DEFAULT_MAX_OUTPUT_DEPTH } from "./engine/output";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
 import type { ValidationContext } from "./engine/validate";
 import type { Fetcher } from "./tools/http-client";
@@ -22,6 +24,7 @@ export interface ConfigVars {
   RUNS_PER_MINUTE?: string | number;
   MAX_TEMPLATE_LENGTH?: string | number;
   MAX_JSON_DEPTH?: string | number;
+  MAX_OUTPUT_DEPTH?: string | number;
 }
 
 /**
@@ -43,6 +46,8 @@ export interface Settings {
   runsPerMinute: number;
   maxTemplateLength: number;
   maxJsonDepth: number;
+  /** Nesting of a step's stored output (src/engine/output.ts). */
+  maxOutputDepth: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
 }
@@ -85,7 +90,14 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
         ? 0
         : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
     maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
-    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH"),
+    // Capped: a plan crosses an RPC (structured clone), which overflows some thousands of levels down.
+    maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH", MAX_SAFE_DEPTH),
+    maxOutputDepth: intVar(
+      env.MAX_OUTPUT_DEPTH,
+      DEFAULT_MAX_OUTPUT_DEPTH,
+      "MAX_OUTPUT_DEPTH",
+      MAX_SAFE_DEPTH,
+    ),
     allowedHosts,
     tools: new ToolSet({
       registry: parseRegistry(env.TOOLS),

@@ -35,6 +35,16 @@ describe("ALLOWED_HOSTS at submission", () => {
     expect(body.error.issues[0].path).toBe("webhook.url");
   });
 
+  it("rejects a templated webhook URL leaving the allowlist (webhook URLs are not templates)", async () => {
+    const { status, body } = await submit({
+      ...http("https://api.allowed.test/"),
+      webhook: { url: "https://evil.test/hook?x=${input.x}" },
+    });
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("egress_denied");
+    expect(body.error.issues.map((i: any) => i.path)).toEqual(["webhook.url"]);
+  });
+
   it("accepts listed hosts (ports ignored) and wildcard subdomains", async () => {
     expect((await submit(http("https://api.allowed.test:8443/x"))).status).toBe(200);
     expect((await submit(http("https://a.b.trusted.test/x"))).status).toBe(200);

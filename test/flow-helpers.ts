@@ -101,3 +101,19 @@ export async function callsWithRun(prefix: string, runId: string): Promise<any[]
     (c) => typeof c.body === "string" && c.body.includes(runId),
   );
 }
+
+/** Every read of a run answers 200 with JSON: its status, results, events and the steps `stepIds`. */
+export async function expectReadable(runId: string, stepIds: string[]): Promise<void> {
+  const paths = [
+    "",
+    "/results",
+    "/events?limit=1000",
+    ...stepIds.map((id) => `/steps/${encodeURIComponent(id)}`),
+  ];
+  for (const path of paths) {
+    const res = await api(`/v1/runs/${runId}${path}`);
+    const text = await res.text();
+    expect(res.status, `GET /v1/runs/${runId}${path}: ${text.slice(0, 300)}`).toBe(200);
+    expect(() => JSON.parse(text)).not.toThrow();
+  }
+}

@@ -1,7 +1,8 @@
 /**
  * Hostile input (property-based, fast-check): random JSON, mutated valid plans, raw and
  * invalid UTF-8 bytes, wrong or missing content types and empty bodies, thrown at
- * `POST /v1/runs` and `POST /v1/plans/validate`. Every answer must be a 2xx, or a 4xx
+ * `POST /v1/runs` and `POST /v1/plans/validate`; keys named after `Object.prototype`
+ * members, deep nesting and far-future dates, through submission and whole runs. Every answer must be a 2xx, or a 4xx
  * with the API's JSON error shape (SPEC 6) — never a 500, never a hang — and a rejected
  * submission must store nothing: each request carries its own `Idempotency-Key`, which
  * fixes the run id the Worker would have used, and that id must then answer 404.
@@ -20,7 +21,9 @@ import chain from "../examples/04-three-level-chain.json";
 import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
-import { api, drive, unique, upstreamUrl } from "./helpers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { expectReadable } from "./flow-helpers";
+import { api, drive, runStub, unique, upstreamUrl } from "./helpers";
 
 /** Auth is off in tests: every caller is this owner (src/api/app.ts). */
 const OWNER = "public";
@@ -420,7 +423,9 @@ const basePlan = fc.oneof(
 
 // ---------------------------------------------------------------- properties
 
-describe("hostile input to POST /v1/runs and POST /v1/plans/validate", () => {
+// Each property sends 40 to 300 requests (a few seconds; more on a loaded machine): vitest's
+// default 5 s per test is a budget for one case, not for hundreds.
+describe("hostile input to POST /v1/runs and POST /v1/plans/validate", { timeout: 60_000 }, () => {
   it("control: generated base plans are valid (validate answers 200)", async () => {
     await fc.assert(
       fc.asyncProperty(basePlan, async (plan) => {
@@ -653,3 +658,306 @@ describe("hostile input to POST /v1/runs and POST /v1/plans/validate", () => {
     expect(pulled).toBeLessThan(4 * 1024 * 1024);
   });
 });
+
+// ------------------------------------- prototype keys, deep nesting, far-future dates
+
+const DAY = 86_400_000;
+const MAX_WAIT_MS = 365 * DAY;
+const MAX_JSON_DEPTH = 64;
+const MAX_OUTPUT_DEPTH = 128;
+const MAX_OUTPUT_BYTES = 262_144;
+
+const PROTO_NAMES = [
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "isPrototypeOf",
+  "__defineGetter__",
+] as const;
+
+/** Strings without `$`: a `${` would be a template. */
+const plainString = fc.string({ maxLength: 6 }).filter((v) => !v.includes("$"));
+
+/** JSON whose object keys are often prototype names, as own keys (as JSON.parse makes them). */
+const protoArbitraries = fc.letrec<{ value: Json; array: Json; object: Json }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.oneof(plainString, fc.integer(), fc.boolean(), fc.constant(null)),
+    tie("array"),
+    tie("object"),
+  ),
+  array: fc.array(tie("value"), { maxLength: 3 }),
+  object: fc
+    .array(fc.tuple(fc.oneof(fc.constantFrom(...PROTO_NAMES), plainString), tie("value")), {
+      maxLength: 4,
+    })
+    .map((entries) => Object.fromEntries(entries) as Json),
+}));
+const protoJson = protoArbitraries.value;
+
+/** `Object.prototype` and `Array.prototype` own keys, seen in a Durable Object: pollution would add some. */
+async function prototypeKeys(objectName: string): Promise<string> {
+  return runInDurableObject(runStub(objectName), () =>
+    JSON.stringify([
+      Object.getOwnPropertyNames(Object.prototype).sort(),
+      Object.getOwnPropertyNames(Array.prototype).sort(),
+    ]),
+  );
+}
+
+/** `"[" * depth` around 1 (or `{"k":` for objects), as text: values this deep overflow JSON.stringify. */
+const deepText = (depth: number, objects: boolean) =>
+  objects
+    ? `${'{"k":'.repeat(depth)}1${"}".repeat(depth)}`
+    : `${"[".repeat(depth)}1${"]".repeat(depth)}`;
+
+async function submitText(body: string): Promise<{ status: number; json: any }> {
+  const res = await within(
+    api("/v1/runs", { method: "POST", headers: { "content-type": "application/json" }, body }),
+    "POST /v1/runs",
+  );
+  return { status: res.status, json: await res.json() };
+}
+
+describe(
+  "hostile data through whole runs (prototype keys, deep nesting, far-future dates)",
+  { timeout: 120_000 }, // whole runs, a handful of requests per case
+  () => {
+    it("prototype-named keys and step ids round-trip byte for byte and pollute nothing", async () => {
+      const stepIds = fc.uniqueArray(
+        fc.oneof(fc.constantFrom(...PROTO_NAMES), fc.stringMatching(/^[a-z]{1,6}$/)),
+        {
+          minLength: 1,
+          maxLength: 4,
+        },
+      );
+      const baseline = await prototypeKeys(unique("prototypes"));
+      await fc.assert(
+        fc.asyncProperty(
+          stepIds,
+          fc.array(protoJson, { minLength: 4, maxLength: 4 }),
+          protoArbitraries.object,
+          async (ids, values, body) => {
+            const steps: Json[] = ids.map((id, k) => ({
+              id,
+              tool: "pass",
+              params: { value: values[k]! },
+            }));
+            steps.push({
+              id: "copy-all",
+              tool: "pass",
+              params: { value: ids.map((id) => `\${steps.${id}.data}`) },
+            });
+            steps.push({
+              id: "send-echo",
+              tool: "http",
+              params: { method: "POST", url: `${upstreamUrl}/echo`, body },
+            });
+            const { status, json } = await submitText(JSON.stringify({ steps }));
+            expect(status, JSON.stringify(json)).toBe(202);
+            const run = await within(drive(json.runId, 5), "drive");
+            expect(run.status).toBe("completed");
+            const res = await api(`/v1/runs/${json.runId}/results`);
+            const results = JSON.parse(await res.text()) as any[];
+            ids.forEach((id, k) =>
+              expect(JSON.stringify(results[k].data), id).toBe(JSON.stringify(values[k])),
+            );
+            expect(JSON.stringify(results[ids.length].data)).toBe(
+              JSON.stringify(values.slice(0, ids.length)),
+            );
+            expect(JSON.stringify(results[ids.length + 1].data.body)).toBe(JSON.stringify(body));
+            expect(await prototypeKeys(json.runId)).toBe(baseline);
+          },
+        ),
+        settings(30),
+      );
+    });
+
+    it("deeply nested plans are a 400 naming the path past MAX_JSON_DEPTH, never a 500", async () => {
+      const depth = fc.oneof(
+        fc.integer({ min: 1, max: 200 }),
+        fc.constantFrom(58, 59, 60, 61, 3_000, 5_000, 100_000),
+      );
+      const where = fc.constantFrom("input", "params", "forEach");
+      await fc.assert(
+        fc.asyncProperty(depth, fc.boolean(), where, async (d, objects, at) => {
+          const deep = deepText(d, objects);
+          // input: root (1), then the value; params.value or forEach: root, steps, step, params or forEach (4)
+          const body =
+            at === "input"
+              ? `{"input":${deep},"steps":[{"tool":"pass"}]}`
+              : at === "params"
+                ? `{"steps":[{"tool":"pass","params":{"value":${deep}}}]}`
+                : `{"steps":[{"tool":"pass","forEach":[${deep}]}]}`;
+          const levels = d + (at === "input" ? 1 : 4);
+          const { status, json } = await submitText(body);
+          if (levels <= MAX_JSON_DEPTH) {
+            expect(status, JSON.stringify(json)).toBe(202);
+            await api(`/v1/runs/${json.runId}/cancel`, { method: "POST" });
+          } else {
+            expect(status, JSON.stringify(json).slice(0, 300)).toBe(400);
+            expect(json.error.issues[0].message).toMatch(/MAX_JSON_DEPTH/);
+            expect(json.error.issues[0].path).toMatch(at === "input" ? /^input/ : /^steps\.0\./);
+          }
+        }),
+        settings(40),
+      );
+    });
+
+    it("deeply nested upstream answers fail only their step; steps nesting them deeper too; reads answer", async () => {
+      const depth = fc.oneof(
+        fc.integer({ min: 0, max: 160 }),
+        fc.constantFrom(127, 128, 129, 3_000, 5_000, 100_000),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          depth,
+          fc.boolean(),
+          fc.integer({ min: 0, max: 50 }),
+          async (d, objects, wrap) => {
+            let wrapped: Json = "${steps.deep.data}";
+            for (let k = 0; k < wrap; k++) wrapped = { w: wrapped };
+            const url = `${upstreamUrl}/deep?depth=${d}&kind=${objects ? "object" : "array"}`;
+            const { status, json } = await submitText(
+              JSON.stringify({
+                config: { retry: { maxRetries: 2, baseDelayMs: 0 } },
+                steps: [
+                  { id: "deep", tool: "http", params: { url } },
+                  { id: "wrap", tool: "pass", params: { value: wrapped } },
+                ],
+              }),
+            );
+            expect(status, JSON.stringify(json)).toBe(202);
+            const run = await within(drive(json.runId, 10), "drive");
+            const [deep, wrapStep] = run.steps;
+            const bytes = objects ? 6 * d + 6 : 2 * d + 6;
+            if (bytes > MAX_OUTPUT_BYTES) {
+              expect(deep).toMatchObject({
+                status: "failed",
+                error: { category: "output_too_large" },
+              });
+            } else if (d > MAX_OUTPUT_DEPTH) {
+              expect(deep).toMatchObject({
+                status: "failed",
+                attempts: 1,
+                error: { category: "invalid_data" },
+              });
+            } else {
+              expect(deep.status).toBe("succeeded");
+              expect(wrapStep.status).toBe(d + wrap > MAX_OUTPUT_DEPTH ? "failed" : "succeeded");
+            }
+            await expectReadable(json.runId, ["deep", "wrap"]);
+          },
+        ),
+        settings(30),
+      );
+    });
+
+    /** ISO times from 1970 to 9999, near now and near the 365-day limit. */
+    const isoTime = fc
+      .oneof(
+        fc.date({ min: new Date(0), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true }),
+        fc.integer({ min: -2 * DAY, max: 2 * MAX_WAIT_MS }).map((ms) => new Date(Date.now() + ms)),
+      )
+      .map((d) => d.toISOString());
+    const waitParams = fc.oneof(
+      isoTime.map((until) => ({ until })),
+      fc
+        .string({ maxLength: 12 })
+        .filter((v) => !v.includes("$"))
+        .map((until) => ({ until })),
+      fc
+        .oneof(
+          fc.integer({ min: 0, max: 2 * MAX_WAIT_MS }),
+          fc.double(),
+          fc.constantFrom(1e20, Number.MAX_VALUE),
+        )
+        .map((ms) => ({ ms })),
+      fc
+        .oneof(
+          fc.integer({ min: 0, max: 2 * MAX_WAIT_MS }).map(String),
+          fc.constantFrom("1e20", "9".repeat(400), "soon", ""),
+        )
+        .map((ms) => ({ ms })),
+    );
+
+    it("wait times at submission: within 365 days accepted, beyond it a 400 naming the field; never a bad alarm", async () => {
+      await fc.assert(
+        fc.asyncProperty(waitParams, async (params) => {
+          const { status, json } = await submitText(
+            JSON.stringify({ steps: [{ id: "nap", tool: "wait", params }] }),
+          );
+          const field = "until" in params ? "until" : "ms";
+          const ahead =
+            "until" in params ? Date.parse(params.until) - Date.now() : Number(params.ms);
+          if (Number.isFinite(ahead) && ahead >= -DAY && ahead < MAX_WAIT_MS - DAY) {
+            if (field === "until" || (ahead >= 0 && ahead % 1 === 0))
+              expect(status, JSON.stringify(json)).toBe(202);
+          }
+          if (Number.isFinite(ahead) && ahead > MAX_WAIT_MS + DAY) expect(status).toBe(400);
+          if (status === 400) {
+            expect(json.error.issues.map((i: any) => i.path)).toContain(`steps.0.params.${field}`);
+            return;
+          }
+          expect(status, JSON.stringify(json)).toBe(202);
+          expect(await runDurableObjectAlarm(runStub(json.runId))).toBe(true);
+          const alarm = await runInDurableObject(runStub(json.runId), (_, state) =>
+            state.storage.getAlarm(),
+          );
+          if (alarm !== null) expect(alarm).toBeLessThanOrEqual(Date.now() + MAX_WAIT_MS);
+          await expectReadable(json.runId, ["nap"]);
+          await api(`/v1/runs/${json.runId}/cancel`, { method: "POST" });
+        }),
+        settings(60),
+      );
+    });
+
+    it("templated wait times and Retry-After values from far in the future leave a settable alarm", async () => {
+      const retryAfter = fc.oneof(
+        fc.integer({ min: 0, max: 2 ** 40 }).map(String),
+        isoTime.map((t) => new Date(t).toUTCString()),
+        fc.constantFrom("9".repeat(400), "-1", "soon", "Fri, 31 Dec 9999 23:59:59 GMT"),
+      );
+      const templated = fc.oneof(
+        fc.record({ kind: fc.constant("until" as const), value: isoTime }),
+        fc.record({
+          kind: fc.constant("ms" as const),
+          value: fc.oneof(fc.integer({ min: 0, max: 2 * MAX_WAIT_MS }), fc.constant(1e20)),
+        }),
+        fc.record({ kind: fc.constant("retryAfter" as const), value: retryAfter }),
+      );
+      await fc.assert(
+        fc.asyncProperty(templated, async ({ kind, value }) => {
+          const q = new URLSearchParams({ plan: "429,200", retryAfter: String(value) });
+          const step =
+            kind === "retryAfter"
+              ? {
+                  id: "s",
+                  tool: "http",
+                  params: { url: `${upstreamUrl}/script/${unique("far")}?${q}` },
+                }
+              : { id: "s", tool: "wait", params: { [kind]: "${input.t}" } };
+          const { status, json } = await submitText(
+            JSON.stringify({ input: { t: value }, steps: [step] }),
+          );
+          expect(status, JSON.stringify(json)).toBe(202);
+          expect(await runDurableObjectAlarm(runStub(json.runId))).toBe(true);
+          const run = (await (await api(`/v1/runs/${json.runId}`)).json()) as any;
+          const alarm = await runInDurableObject(runStub(json.runId), (_, state) =>
+            state.storage.getAlarm(),
+          );
+          if (run.status !== "failed" && run.status !== "completed") expect(alarm).not.toBeNull();
+          if (alarm !== null) expect(alarm).toBeLessThanOrEqual(Date.now() + MAX_WAIT_MS);
+          if (run.steps[0].status === "failed")
+            expect(run.steps[0].error.category).toBe("invalid_data");
+          await expectReadable(json.runId, ["s"]);
+          await api(`/v1/runs/${json.runId}/cancel`, { method: "POST" });
+        }),
+        settings(30),
+      );
+    });
+  },
+);

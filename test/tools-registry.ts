@@ -7,6 +7,8 @@ export function testRegistry(upstreamUrl: string) {
     inspections_list: { url: `${upstreamUrl}/inspections` },
     analytics: { url: `${upstreamUrl}/echo`, method: "POST" },
     unknown_endpoint: { url: `${upstreamUrl}/no-such-endpoint` },
+    // Nested JSON (`depth`, `kind` params): registry results are redacted, a walk over the whole value.
+    deep_data: { url: `${upstreamUrl}/deep` },
     // Sends a secret header; the endpoint does not echo headers back.
     secure_call: {
       url: `${upstreamUrl}/script/secure-call`,

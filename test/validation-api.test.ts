@@ -289,6 +289,18 @@ describe("POST /v1/runs rejects invalid plans and stores nothing (SPEC 2.2)", ()
     );
   });
 
+  // Webhook URLs are not templates: "${" does not exempt one from the checks at submission.
+  it.each([
+    ["ftp://x/${y}", "is not allowed"],
+    ["javascript:${z}", "is not allowed"],
+    ["${input.hook}", "is not a valid URL"],
+    [`${upstreamUrl}/hook?x=\${input.x}`, "webhook URLs are not templates"],
+  ])("a templated webhook URL %s is a 400 naming webhook.url", async (url, message) => {
+    const body = await expectInvalid({ webhook: { url }, steps: [pass("a")] }, "webhook.url");
+    expect(body.error.code).toBe("invalid_plan");
+    expect(body.error.issues[0].message).toContain(message);
+  });
+
   const outOfRange: [string, Record<string, unknown>, string][] = [
     ["step timeoutMs below 100", { steps: [pass("a", { timeoutMs: 99 })] }, "steps.0.timeoutMs"],
     [

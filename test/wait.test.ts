@@ -131,8 +131,12 @@ describe("wait { until }", () => {
     expect(await alarmAt(runId)).toBe(until.getTime());
   });
 
-  it("a value that is not a time fails the step as invalid_data", async () => {
-    const runId = await submitted(waitPlan({ until: "not a time" }));
+  it("a templated value that is not a time fails the step as invalid_data", async () => {
+    // (A literal one is a 400 at submission: test/far-future.test.ts.)
+    const runId = await submitted({
+      ...waitPlan({ until: "${input.t}" }),
+      input: { t: "not a time" },
+    });
     await runDurableObjectAlarm(runStub(runId));
     const s = await status(runId);
     expect(s.steps[0].status).toBe("failed");

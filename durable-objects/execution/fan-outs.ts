@@ -91,7 +91,7 @@ export class FanOuts {
       return settled({ type: "failed" });
     }
     // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
-    const tooLarge = runner.outputTooLarge(this.env.ctx.maxOutputBytes);
+    const tooLarge = runner.outputTooLarge(this.env.ctx.output.maxOutputBytes);
     if (tooLarge) {
       stepFailed(c, step, tooLarge, now);
       return settled({ type: "failed" });

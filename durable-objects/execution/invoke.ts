@@ -3,6 +3,7 @@
  * resolves templates, finds the tool, issues a callback token when needed, and calls the
  * tool with a timeout and an abort handle. The caller has already recorded the attempt.
  */
+import type { OutputLimits } from "../../src/engine/output";
 import type { CompiledStep } from "../../src/engine/plan";
 import { resolveTemplates, templateError, type TemplateContext } from "../../src/engine/templates";
 import type { ToolSet } from "../../src/tools";
@@ -15,7 +16,7 @@ export interface Invoker {
   callbacks: CallbackTable;
   runId: string;
   baseUrl: string | null;
-  maxOutputBytes: number;
+  output: OutputLimits;
 }
 
 export type Invocation =
@@ -57,7 +58,8 @@ export function invoke(
     idempotencyKey: `${deps.runId}:${step.id}${suffix}`,
     timeoutMs: step.timeoutMs,
     signal: controller.signal,
-    maxOutputBytes: deps.maxOutputBytes,
+    maxOutputBytes: deps.output.maxOutputBytes,
+    maxOutputDepth: deps.output.maxOutputDepth,
     now,
   };
   if (step.tool === "callback") {

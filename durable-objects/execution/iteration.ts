@@ -40,7 +40,7 @@ export class Iteration {
       callbacks: c.callbacks,
       runId: run.id,
       baseUrl: run.baseUrl,
-      maxOutputBytes: ctx.maxOutputBytes,
+      output: ctx.output,
     };
   }
 

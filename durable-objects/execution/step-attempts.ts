@@ -7,9 +7,9 @@ import { conditionHolds } from "../../src/engine/conditions";
 import type { CompiledPlan } from "../../src/engine/plan";
 import { cancelRun, outcomeOf, settle, type Scheduler } from "../../src/engine/scheduler";
 import type { TemplateContext } from "../../src/engine/templates";
+import { storedOutput } from "../../src/engine/output";
 import {
   attemptVerdict,
-  storedOutput,
   type Answer,
   type AttemptResult,
   type Verdict,
@@ -147,8 +147,8 @@ export class StepAttempts {
       counted: attempt - this.retryBase[i]!,
       halted: this.s.halted,
       cancelled: this.s.cancelled,
-      maxOutputBytes: this.ctx.maxOutputBytes,
-      outputName: "output",
+      output: this.ctx.output,
+      item: false,
       noSuspend: null,
       now,
       rand: this.ctx.rand,
@@ -173,8 +173,15 @@ export class StepAttempts {
 
   private commitAnswer(i: number, attempt: number, startedAt: number, answer: Answer, now: number) {
     const step = this.plan.steps[i]!;
-    const max = this.ctx.maxOutputBytes;
-    return commitAnswer(this.ctx.checkpoint, step, attempt, startedAt, answer, max, now);
+    return commitAnswer(
+      this.ctx.checkpoint,
+      step,
+      attempt,
+      startedAt,
+      answer,
+      this.ctx.output,
+      now,
+    );
   }
 
   /** A waiting step's time came: a `wait` is over, a `callback` timed out. */
@@ -213,11 +220,10 @@ export class StepAttempts {
 
   /** Every item of a forEach step succeeded: their outputs are the step's (bounded like any output). */
   fanOutSucceeded(i: number, data: unknown[], startedAt: number): void {
-    const stored = storedOutput(data, this.ctx.maxOutputBytes);
-    const verdict: Verdict =
-      "error" in stored
-        ? { type: "failed", error: stored.error }
-        : { type: "succeeded", data: stored.json, status: null };
+    const stored = storedOutput(data, this.ctx.output);
+    const verdict: Verdict = !stored.ok
+      ? { type: "failed", error: stored.error }
+      : { type: "succeeded", data: stored.json, status: null };
     const now = this.ctx.now();
     commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, null, startedAt, verdict, now);
     this.settleCommitted(i, verdict);

@@ -4,6 +4,7 @@
  * decided in the engine; the scheduler settles it only after this committed it, so memory
  * never runs ahead of storage.
  */
+import type { OutputLimits } from "../../src/engine/output";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { SkipReason, StepError } from "../../src/engine/records";
 import { answerVerdict, type Answer, type Verdict } from "../../src/engine/verdict";
@@ -109,7 +110,7 @@ export function commitAnswer(
   attempt: number,
   startedAt: number,
   answer: Answer,
-  maxOutputBytes: number,
+  limits: OutputLimits,
   now: number,
 ): Verdict {
   if (answer.type === "callback") c.callbacks.use(answer.token);
@@ -122,7 +123,7 @@ export function commitAnswer(
       answer.comment ? { comment: answer.comment } : undefined,
     );
   }
-  const verdict = answerVerdict(answer, maxOutputBytes);
+  const verdict = answerVerdict(answer, limits);
   commitVerdict(c, step, attempt, startedAt, verdict, now);
   return verdict;
 }

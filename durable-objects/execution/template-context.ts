@@ -1,7 +1,11 @@
 /** Builds the template context of SPEC 3.1, loading only the results in `refs`. */
 import type { CompiledPlan } from "../../src/engine/plan";
 import { stepResult, type StepResult } from "../../src/engine/status";
-import type { TemplateContext } from "../../src/engine/templates";
+import {
+  addStepResult,
+  newTemplateContext,
+  type TemplateContext,
+} from "../../src/engine/templates";
 import type { Checkpoint } from "../storage/checkpoint";
 
 export function templateContext(
@@ -11,12 +15,7 @@ export function templateContext(
   refs: readonly number[],
   cache: Map<number, StepResult>,
 ): TemplateContext {
-  const context: TemplateContext = {
-    step: {},
-    steps: {},
-    input: plan.input,
-    run: { id: runId, name: plan.name },
-  };
+  const context = newTemplateContext(plan.input, { id: runId, name: plan.name });
   for (const r of refs) {
     let result = cache.get(r);
     if (!result) {
@@ -24,8 +23,7 @@ export function templateContext(
       result = stepResult(c.steps.get(r)!, items?.total);
       cache.set(r, result);
     }
-    context.step[r] = result;
-    context.steps[plan.steps[r]!.id] = result;
+    addStepResult(context, r, plan.steps[r]!.id, result);
   }
   return context;
 }

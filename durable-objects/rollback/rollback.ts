@@ -14,6 +14,11 @@ import type { RunContext } from "../run-context";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { CompensationRow } from "../storage/compensation-table";
 
+const NOT_STORED = {
+  maxOutputBytes: Number.POSITIVE_INFINITY,
+  maxOutputDepth: Number.POSITIVE_INFINITY,
+};
+
 /**
  * Queues the compensations of the succeeded steps, latest completion first. A `forEach`
  * step that failed (or was cancelled) after some of its items succeeded has done part of
@@ -74,13 +79,7 @@ async function attempt(
   };
   const plan = c.plan.read();
   const context = templateContext(c, plan, runId, compensate.refs, ctx.results);
-  const invoker = {
-    tools: ctx.tools,
-    callbacks: c.callbacks,
-    runId,
-    baseUrl,
-    maxOutputBytes: ctx.maxOutputBytes,
-  };
+  const invoker = { tools: ctx.tools, callbacks: c.callbacks, runId, baseUrl, output: ctx.output };
   const invocation = invoke(invoker, undo, attempt, context, now);
   const result = invocation.type === "failed" ? invocation.result : await invocation.result;
   judge(ctx, { ...row, attempts: attempt }, step, result, ctx.now());
@@ -98,9 +97,9 @@ function judge(
     counted: Math.max(1, row.attempts),
     halted: false,
     cancelled: false,
-    // A compensation's output is not stored, so no output cap applies to it.
-    maxOutputBytes: Number.POSITIVE_INFINITY,
-    outputName: "output",
+    // A compensation's output is not stored, so no output limit applies to it.
+    output: NOT_STORED,
+    item: false,
     noSuspend: "a compensation cannot wait",
     now,
     rand: ctx.rand,

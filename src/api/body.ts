@@ -1,5 +1,6 @@
 /** Reading request bodies: size limit (413) and JSON parsing (400 naming the problem). */
 import type { Context } from "hono";
+import { pathDeeperThan } from "../engine/json-depth";
 import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 
 /** `limitName`: what the 413 names as the limit passed (a plan's is MAX_PLAN_BYTES). */
@@ -36,26 +37,13 @@ export async function readJson(
       { path: "", message: `malformed JSON: ${(err as Error).message}` },
     ]);
   }
-  const deep = tooDeep(value, maxDepth);
+  const deep = pathDeeperThan(value, maxDepth);
   if (deep !== null) {
     throw new InvalidPlanError([
       { path: deep, message: `nested deeper than ${maxDepth} levels (MAX_JSON_DEPTH)` },
     ]);
   }
   return value;
-}
-
-/** The path of the first value nested deeper than `max`, or null. Iterative: no recursion to overflow. */
-function tooDeep(root: unknown, max: number): string | null {
-  const stack: [unknown, number, string][] = [[root, 0, ""]];
-  while (stack.length > 0) {
-    const [value, depth, path] = stack.pop()!;
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= max) return path;
-    for (const [k, v] of Object.entries(value))
-      stack.push([v, depth + 1, path === "" ? k : `${path}.${k}`]);
-  }
-  return null;
 }
 
 /**

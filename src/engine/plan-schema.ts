@@ -3,6 +3,7 @@
  * its validation errors, the OpenAPI document and `docs/plan.schema.json`.
  */
 import { z } from "zod";
+import { dataRecord } from "./data-record.ts";
 
 export const STEP_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const DEFAULT_MAX_STEPS = 1000;
@@ -43,7 +44,8 @@ export const configSchema = z.strictObject({
 });
 
 const dependency = z.union([stepId, z.int().min(0)]);
-const params = z.record(z.string(), z.unknown());
+// Keys are user data: a `__proto__` key is kept (z.record would drop it).
+const params = dataRecord(z.unknown());
 
 export const stepSchema = z.object({
   id: stepId.optional(),

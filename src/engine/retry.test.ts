@@ -10,6 +10,7 @@ import {
   type ErrorCategory,
   type RetryPolicy,
 } from "./retry";
+import { MAX_DELAY_MS } from "./time-limits";
 
 const noJitter: RetryPolicy = {
   maxRetries: 3,
@@ -186,6 +187,13 @@ describe("retryDelay honours Retry-After", () => {
 
   it("Retry-After may exceed maxDelayMs", () => {
     expect(retryDelay({ ...noJitter, maxDelayMs: 2000 }, 1, never, 90_000)).toBe(90_000);
+  });
+
+  it("is capped at 365 days, even for years or more than a number holds", () => {
+    const years = parseRetryAfter(String(300 * 365 * 86_400), 0);
+    expect(retryDelay(noJitter, 1, never, years)).toBe(MAX_DELAY_MS);
+    expect(retryDelay(noJitter, 1, never, parseRetryAfter("9".repeat(400), 0))).toBe(MAX_DELAY_MS);
+    expect(retryDelay(noJitter, 1, never, MAX_DELAY_MS - 1)).toBe(MAX_DELAY_MS - 1);
   });
 });
 

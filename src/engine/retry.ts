@@ -1,6 +1,7 @@
 /**
  * Error categories and the retry policy (SPEC 5.2). Pure: `now` and `rand` are arguments.
  */
+import { MAX_DELAY_MS } from "./time-limits";
 
 export const ERROR_CATEGORIES = [
   "rate_limited",
@@ -64,7 +65,10 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   return Math.max(0, at - now);
 }
 
-/** Delay before retry `k` (1-based): `min(maxDelayMs, baseDelayMs * 2^(k-1))`, jittered, never below Retry-After. */
+/**
+ * Delay before retry `k` (1-based): `min(maxDelayMs, baseDelayMs * 2^(k-1))`, jittered, never
+ * below Retry-After, and never above MAX_DELAY_MS (365 days).
+ */
 export function retryDelay(
   policy: RetryPolicy,
   k: number,
@@ -73,7 +77,8 @@ export function retryDelay(
 ): number {
   const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (k - 1));
   const delay = policy.jitter === "full" ? Math.floor(rand() * (cap + 1)) : cap;
-  return Math.max(delay, retryAfterMs ?? 0);
+  // A Retry-After of years (or one past what a number holds) is capped: no timer is further ahead.
+  return Math.min(Math.max(delay, retryAfterMs ?? 0), MAX_DELAY_MS);
 }
 
 /**

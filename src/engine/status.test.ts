@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
 import type { RunRecord, StepRecord } from "./records";
-import { countSteps, runView, stepResult } from "./status";
+import { countSteps, runView, stepResult, stepView } from "./status";
 import type { StepStatus } from "./records";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -150,5 +150,19 @@ describe("stepResult: metadata", () => {
       retries: 0,
     });
     expect(stepResult(step(0, "succeeded", 10, 5), 3).metadata.retries).toBe(2);
+  });
+});
+
+describe("stored values no view can show (written by an earlier version)", () => {
+  it("a time past what a Date holds reads as null instead of throwing", () => {
+    const row = { ...step(0, "retrying"), nextAttemptAt: Infinity };
+    expect(stepView(row).nextAttemptAt).toBeNull();
+    expect(stepView({ ...row, nextAttemptAt: 9e15 }).nextAttemptAt).toBeNull();
+    expect(stepView({ ...row, nextAttemptAt: T0 }).nextAttemptAt).toBe("2026-01-01T00:00:00.000Z");
+  });
+
+  it("an output nested deeper than 1000 levels reads as a placeholder", () => {
+    const row = { ...step(0, "succeeded", 5), data: `${"[".repeat(1001)}${"]".repeat(1001)}` };
+    expect(stepResult(row).data).toBe("[not shown: nested deeper than 1000 levels]");
   });
 });

@@ -1,8 +1,11 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
+import { readStoredOutput } from "./output";
 import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepCounts, StepError, StepRecord } from "./records";
 
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+/** A stored time as ISO-8601; one no Date can hold (stored by an earlier version) reads as null. */
+const iso = (t: number | null): string | null =>
+  t === null || !(Math.abs(t) <= 8.64e15) ? null : new Date(t).toISOString();
 
 export function stepView(s: StepRecord) {
   return {
@@ -32,7 +35,7 @@ export function stepResult(s: StepRecord, itemTotal?: number) {
     stepId: s.id,
     success: s.status === "succeeded",
     tool: s.tool,
-    data: s.data === null ? null : (JSON.parse(s.data) as unknown),
+    data: s.data === null ? null : readStoredOutput(s.data),
     ...(error && s.status !== "succeeded" && { error }),
     metadata: {
       executionTime: s.executionMs,

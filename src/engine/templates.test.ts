@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   TemplateSyntaxError,
   TemplateUnresolvedError,
+  addStepResult,
   evaluate,
   isMultiValued,
   isTruthy,
+  newTemplateContext,
   parseTemplate,
   resolveTemplates,
   stepReference,
@@ -363,5 +365,31 @@ describe("isTruthy", () => {
     [{}, false],
   ])("%j -> %s", (value, expected) => {
     expect(isTruthy(value)).toBe(expected);
+  });
+});
+
+describe("prototype-named keys and step ids", () => {
+  const hostile = JSON.parse(
+    '{"__proto__":{"polluted":1},"constructor":{"x":2},"a":[{"__proto__":3}]}',
+  );
+
+  it("resolveTemplates keeps __proto__ keys as own keys and pollutes nothing", () => {
+    const out = resolve({ value: hostile, copy: "${input}" }, ctx([], { input: hostile })) as any;
+    expect(JSON.stringify(out.value)).toBe(JSON.stringify(hostile));
+    expect(JSON.stringify(out.copy)).toBe(JSON.stringify(hostile));
+    expect(Object.getPrototypeOf(out.value)).toBe(Object.prototype);
+    expect(({} as any).polluted).toBeUndefined();
+  });
+
+  it("steps named after Object.prototype members resolve through newTemplateContext", () => {
+    const c = newTemplateContext(null, { id: "run-1", name: null });
+    const ids = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"];
+    ids.forEach((id, i) => addStepResult(c, i, id, { data: { id } }));
+    for (const id of ids) expect(evaluate(`steps.${id}.data.id`, c)).toBe(id);
+    expect(evaluate("steps['__proto__'].data.id", c)).toBe("__proto__");
+    expect(evaluate("step[0].data.id", c)).toBe("__proto__");
+    // A step that is not in the context is unresolved, not a member of Object.prototype.
+    const empty = newTemplateContext(null, { id: "run-1", name: null });
+    expect(() => evaluate("steps.toString", empty)).toThrow(TemplateUnresolvedError);
   });
 });

@@ -194,6 +194,33 @@ export interface TemplateContext {
   index?: number;
 }
 
+/**
+ * A context without step results yet (add them with `addStepResult`). Its `step` and
+ * `steps` maps have no prototype, so a step id such as `__proto__`, `constructor` or
+ * `toString` is an ordinary own key there, which jsonpath-plus (it follows own properties
+ * only) finds like any other id.
+ */
+export function newTemplateContext(input: unknown, run: TemplateContext["run"]): TemplateContext {
+  return { step: Object.create(null), steps: Object.create(null), input, run };
+}
+
+/** Makes a step's result readable as `step[index]` and `steps.<id>`. */
+export function addStepResult(
+  ctx: TemplateContext,
+  index: number,
+  id: string,
+  result: unknown,
+): void {
+  ctx.step[index] = result;
+  // Defined, not assigned: even on a map with a prototype, `__proto__` stays a key.
+  Object.defineProperty(ctx.steps, id, {
+    value: result,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
 export function evaluate(expr: string, ctx: TemplateContext): unknown {
   const matches = JSONPath({
     path: `$.${expr}`,
@@ -211,9 +238,8 @@ export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown 
   if (typeof value === "string") return resolveString(value, ctx);
   if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx));
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolveTemplates(v, ctx);
-    return out;
+    // fromEntries defines keys: `out[k] = v` would set the prototype for a key named `__proto__`.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveTemplates(v, ctx)]));
   }
   return value;
 }

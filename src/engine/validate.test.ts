@@ -440,6 +440,20 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     expect(r.issues.map((i) => i.path)).toEqual(["webhook.url"]);
   });
 
+  it("a webhook URL is checked whole: it is not a template", () => {
+    const c = context({ allowedHosts: "api.example.com" });
+    const denied = issues({ webhook: { url: "https://evil.test/${input.x}" }, steps: [pass()] }, c);
+    expect(denied.code).toBe("egress_denied");
+    const allowed = issues(
+      { webhook: { url: "https://api.example.com/h?x=${input.x}" }, steps: [pass()] },
+      c,
+    );
+    expect(allowed.code).toBe("invalid_plan");
+    expect(allowed.issues).toEqual([
+      { path: "webhook.url", message: expect.stringContaining("not templates") },
+    ]);
+  });
+
   it("a templated URL is left for run time", () => {
     const c = context({ allowedHosts: "api.example.com" });
     const plan = {

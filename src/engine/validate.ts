@@ -97,7 +97,7 @@ class Compiler {
         this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
       } else this.indexById.set(id, i);
     });
-    if (this.plan.webhook) this.checkUrl(this.plan.webhook.url, "webhook.url");
+    if (this.plan.webhook) this.checkWebhookUrl(this.plan.webhook.url);
 
     const edges: Edge[] = [];
     const refs: number[][] = this.plan.steps.map(() => []);
@@ -271,6 +271,15 @@ class Compiler {
     if (containsTemplate(url)) return;
     const problem = this.ctx.checkUrl(url);
     if (problem) this.urlIssue(problem, path);
+  }
+
+  /** A webhook URL is used as written (it is not a template): checked whole, `${` included. */
+  private checkWebhookUrl(url: string): void {
+    const path = "webhook.url";
+    const problem = this.ctx.checkUrl(url);
+    if (problem) this.urlIssue(problem, path);
+    else if (containsTemplate(url))
+      this.issue(path, "webhook URLs are not templates: remove the ${...}");
   }
 
   private urlIssue(problem: UrlProblem, path: string, prefix = ""): void {

@@ -1,20 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY } from "./retry";
-import {
-  answerVerdict,
-  attemptVerdict,
-  itemsOutputTooLarge,
-  storedOutput,
-  type VerdictRules,
-} from "./verdict";
+import { answerVerdict, attemptVerdict, itemsOutputTooLarge, type VerdictRules } from "./verdict";
+
+const limits = { maxOutputBytes: 100, maxOutputDepth: 8 };
 
 const rules = (over: Partial<VerdictRules> = {}): VerdictRules => ({
   retry: { ...DEFAULT_RETRY, jitter: "none" },
   counted: 1,
   halted: false,
   cancelled: false,
-  maxOutputBytes: 100,
-  outputName: "output",
+  output: limits,
+  item: false,
   noSuspend: null,
   now: 1_000,
   rand: () => 0.5,
@@ -78,12 +74,12 @@ describe("attemptVerdict", () => {
 
 describe("answerVerdict", () => {
   it("an approval succeeds with its comment; a denial fails as approval_denied", () => {
-    expect(answerVerdict({ type: "approval", approved: true, comment: "ok" }, 100)).toEqual({
+    expect(answerVerdict({ type: "approval", approved: true, comment: "ok" }, limits)).toEqual({
       type: "succeeded",
       data: '{"approved":true,"comment":"ok"}',
       status: null,
     });
-    expect(answerVerdict({ type: "approval", approved: false }, 100)).toEqual({
+    expect(answerVerdict({ type: "approval", approved: false }, limits)).toEqual({
       type: "failed",
       error: { category: "approval_denied", message: "approval denied" },
     });
@@ -91,9 +87,9 @@ describe("answerVerdict", () => {
 
   it("a callback's output is bounded like any output; its error fails as callback_failed", () => {
     const big = { type: "callback" as const, token: "t", answer: { output: "x".repeat(200) } };
-    expect(answerVerdict(big, 100)).toMatchObject({ error: { category: "output_too_large" } });
+    expect(answerVerdict(big, limits)).toMatchObject({ error: { category: "output_too_large" } });
     const failed = { type: "callback" as const, token: "t", answer: { error: { message: "no" } } };
-    expect(answerVerdict(failed, 100)).toEqual({
+    expect(answerVerdict(failed, limits)).toEqual({
       type: "failed",
       error: { category: "callback_failed", message: "no" },
     });
@@ -101,9 +97,13 @@ describe("answerVerdict", () => {
 });
 
 describe("output caps", () => {
-  it("counts UTF-8 bytes", () => {
-    expect(storedOutput("é", 4)).toEqual({ json: '"é"' });
-    expect(storedOutput("éé", 5)).toMatchObject({ error: { category: "output_too_large" } });
+  it("an output nested past MAX_OUTPUT_DEPTH fails as invalid_data, not retried", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 9; i++) deep = [deep];
+    expect(attemptVerdict({ ok: true, data: deep }, rules())).toMatchObject({
+      type: "failed",
+      error: { category: "invalid_data" },
+    });
   });
 
   it("a forEach step's assembled array counts brackets and commas", () => {

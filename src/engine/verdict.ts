@@ -4,6 +4,7 @@
  * policy, the output cap and the cancel and fail-fast rules are written once; the shell
  * commits the verdict and the scheduler settles it.
  */
+import { storedOutput, type OutputLimits } from "./output";
 import type { StepError } from "./records";
 import { nextAttemptAt, type ErrorCategory, type RetryPolicy } from "./retry";
 
@@ -36,9 +37,10 @@ export interface VerdictRules {
   halted: boolean;
   /** The run was cancelled: a failed attempt ends as cancelled. */
   cancelled: boolean;
-  maxOutputBytes: number;
-  /** How the output is named in the output cap's message. */
-  outputName: string;
+  /** What a stored output may be (MAX_OUTPUT_BYTES, MAX_OUTPUT_DEPTH). */
+  output: OutputLimits;
+  /** A forEach item's output: it nests one level less (the step's data holds it in an array). */
+  item: boolean;
   /** Why this attempt may not wait (forEach items, compensations), or null when it may. */
   noSuspend: string | null;
   now: number;
@@ -59,8 +61,8 @@ export function attemptVerdict(result: AttemptResult, rules: VerdictRules): Verd
     return failureVerdict({ category: "invalid_data", message: rules.noSuspend }, rules);
   }
   if (result.ok) {
-    const stored = storedOutput(result.data, rules.maxOutputBytes, rules.outputName);
-    if ("error" in stored) return failureVerdict(stored.error, rules);
+    const stored = storedOutput(result.data, rules.output, rules.item);
+    if (!stored.ok) return failureVerdict(stored.error, rules);
     return { type: "succeeded", data: stored.json, status: result.status ?? null };
   }
   const { category, message, status, retryAfterMs } = result;
@@ -88,23 +90,6 @@ export function failureVerdict(
   return at === null ? { type: "failed", error } : { type: "retry", at, error };
 }
 
-/** An output as stored: its JSON text, or `output_too_large` past MAX_OUTPUT_BYTES. */
-export function storedOutput(
-  output: unknown,
-  maxOutputBytes: number,
-  name = "output",
-): { json: string } | { error: StepError } {
-  const json = JSON.stringify(output ?? null);
-  const bytes = new TextEncoder().encode(json).byteLength;
-  if (bytes <= maxOutputBytes) return { json };
-  return {
-    error: {
-      category: "output_too_large",
-      message: `${name} is ${bytes} bytes, more than MAX_OUTPUT_BYTES (${maxOutputBytes})`,
-    },
-  };
-}
-
 /** An outside answer to a waiting step (SPEC 4, 5.4): `POST /approve` or `POST /v1/callbacks/:token`. */
 export type Answer =
   | { type: "approval"; approved: boolean; comment?: string }
@@ -113,7 +98,7 @@ export type Answer =
 export type CallbackAnswer = { output: unknown } | { error: { message: string } };
 
 /** The verdict of an answer: answers are never retried. */
-export function answerVerdict(answer: Answer, maxOutputBytes: number): Verdict {
+export function answerVerdict(answer: Answer, limits: OutputLimits): Verdict {
   let output: unknown;
   if (answer.type === "approval") {
     if (!answer.approved) {
@@ -127,8 +112,8 @@ export function answerVerdict(answer: Answer, maxOutputBytes: number): Verdict {
       type: "failed",
       error: { category: "callback_failed", message: answer.answer.error.message },
     };
-  const stored = storedOutput(output, maxOutputBytes);
-  if ("error" in stored) return { type: "failed", error: stored.error };
+  const stored = storedOutput(output, limits);
+  if (!stored.ok) return { type: "failed", error: stored.error };
   return { type: "succeeded", data: stored.json, status: null };
 }
 

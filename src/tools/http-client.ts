@@ -3,6 +3,7 @@
  * AbortSignal, `Idempotency-Key` and `X-Edgestep-Attempt` headers, JSON or text `data`,
  * a bounded body, and the error categories of SPEC 5.2.
  */
+import { jsonTextTooDeep } from "../engine/json-depth";
 import { categorizeStatus, parseRetryAfter } from "../engine/retry";
 import { toolFailure, type ToolCall, type ToolResult } from "./tool";
 
@@ -134,7 +135,7 @@ export async function sendHttp(
         status: response.status,
       });
     }
-    return toResult(response, read, Date.now(), spec.redactBody);
+    return toResult(response, read, Date.now(), call.maxOutputDepth, spec.redactBody);
   } catch (err) {
     if (signal.aborted) return aborted();
     return toolFailure("network", `request failed: ${(err as Error).message}`);
@@ -188,6 +189,7 @@ function toResult(
   response: Response,
   text: string,
   now: number,
+  maxDepth: number,
   redactBody?: (text: string) => string,
 ): ToolResult {
   const status = response.status;
@@ -207,6 +209,14 @@ function toResult(
   const isJson = /\bjson\b/i.test(response.headers.get("content-type") ?? "");
   if (!isJson) return { ok: true, data: text, status };
   if (text.trim() === "") return { ok: true, data: null, status };
+  // Before parsing: what follows (redaction, storage, every read) walks the value recursively.
+  if (jsonTextTooDeep(text, maxDepth)) {
+    return toolFailure(
+      "invalid_data",
+      `response is nested deeper than ${maxDepth} levels (MAX_OUTPUT_DEPTH)`,
+      { status },
+    );
+  }
   try {
     return { ok: true, data: JSON.parse(text), status };
   } catch (err) {

@@ -13,6 +13,7 @@ function call(overrides: Partial<ToolCall> = {}): ToolCall {
     timeoutMs: 1000,
     signal: new AbortController().signal,
     maxOutputBytes: 1024,
+    maxOutputDepth: 128,
     now: 0,
     ...overrides,
   };
@@ -52,6 +53,25 @@ describe("http tool", () => {
     expect(f.seen[0]!.method).toBe("POST");
     expect(f.seen[0]!.headers.get("content-type")).toBe("application/json");
     expect(await f.seen[0]!.text()).toBe('{"a":[1]}');
+  });
+
+  it("fails a JSON answer nested deeper than maxOutputDepth as invalid_data, before parsing it", async () => {
+    const deep = (n: number) => () =>
+      new Response(`${"[".repeat(n)}${"]".repeat(n)}`, {
+        headers: { "content-type": "application/json" },
+      });
+    const tool = (n: number) => httpTool(fake(deep(n)).fetcher, allowAll);
+    expect(await tool(3).invoke({ url: "https://api.test/" }, call({ maxOutputDepth: 3 }))).toEqual(
+      { ok: true, data: [[[]]], status: 200 },
+    );
+    expect(await tool(4).invoke({ url: "https://api.test/" }, call({ maxOutputDepth: 3 }))).toEqual(
+      {
+        ok: false,
+        category: "invalid_data",
+        message: "response is nested deeper than 3 levels (MAX_OUTPUT_DEPTH)",
+        status: 200,
+      },
+    );
   });
 
   it("parses JSON responses and keeps text as text", async () => {

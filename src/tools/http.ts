@@ -1,5 +1,6 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
+import { dataRecord } from "../engine/data-record";
 import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
 import type { Tool } from "./tool";
 
@@ -7,21 +8,18 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as 
 
 /** Header names are HTTP tokens; values may not break the header line (CR, LF, NUL). */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-export const headersSchema = z
-  .record(
-    z.string(),
-    z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"),
-  )
-  .superRefine((headers, ctx) => {
-    for (const name of Object.keys(headers)) {
-      if (!HEADER_NAME.test(name))
-        ctx.addIssue({
-          code: "custom",
-          path: [name],
-          message: `${JSON.stringify(name)} is not a valid HTTP header name`,
-        });
-    }
-  });
+export const headersSchema = dataRecord(
+  z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"),
+).superRefine((headers, ctx) => {
+  for (const name of Object.keys(headers)) {
+    if (!HEADER_NAME.test(name))
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        message: `${JSON.stringify(name)} is not a valid HTTP header name`,
+      });
+  }
+});
 
 export const httpParamsSchema = z.strictObject({
   url: z.string().min(1),
@@ -31,7 +29,7 @@ export const httpParamsSchema = z.strictObject({
     .pipe(z.enum(METHODS))
     .default("GET"),
   headers: headersSchema.optional(),
-  query: z.record(z.string(), z.unknown()).optional(),
+  query: dataRecord(z.unknown()).optional(),
   body: z.unknown().optional(),
 });
 

@@ -10,6 +10,7 @@ const call: ToolCall = {
   timeoutMs: 1000,
   signal: new AbortController().signal,
   maxOutputBytes: 4096,
+  maxOutputDepth: 128,
   now: 0,
 };
 

@@ -15,6 +15,8 @@ export interface ToolCall {
   /** Aborted when the run is cancelled. */
   signal: AbortSignal;
   maxOutputBytes: number;
+  /** Nesting allowed in parsed data (MAX_OUTPUT_DEPTH): checked on the text, before parsing. */
+  maxOutputDepth: number;
   /** When the attempt started (tools that wait measure from it). */
   now: number;
   /** For the `callback` tool: the single-use token, already stored, and the URL that completes it. */

@@ -1,19 +1,29 @@
-/** The built-in `wait` tool: a durable sleep (`ms` or `until`), driven by the alarm, never a timer. */
+/**
+ * The built-in `wait` tool: a durable sleep (`ms` or `until`), driven by the alarm, never a
+ * timer. A wait lasts at most 365 days (src/engine/time-limits.ts): literal values are
+ * checked at submission, templated ones when the step runs.
+ */
 import { z } from "zod";
+import { containsTemplate } from "../engine/templates";
+import { waitEnd, waitMsProblem, waitUntilProblem } from "../engine/time-limits";
 import type { Tool } from "./tool";
+
+/** A check of a literal value; a template is checked once resolved, when the step runs. */
+function unlessTemplated<T>(problem: (value: T) => string | null) {
+  return (value: T, ctx: z.RefinementCtx) => {
+    if (typeof value === "string" && containsTemplate(value)) return;
+    const message = problem(value);
+    if (message) ctx.addIssue({ code: "custom", message });
+  };
+}
 
 const paramsSchema = z
   .strictObject({
-    ms: z
-      .union([
-        z
-          .int()
-          .min(0)
-          .max(365 * 86_400_000),
-        z.string(),
-      ])
+    ms: z.union([z.number(), z.string()]).superRefine(unlessTemplated(waitMsProblem)).optional(),
+    until: z
+      .string()
+      .superRefine(unlessTemplated((until: string) => waitUntilProblem(until, Date.now())))
       .optional(),
-    until: z.string().optional(),
   })
   .refine((p) => (p.ms === undefined) !== (p.until === undefined), {
     message: "give exactly one of ms or until",
@@ -24,17 +34,11 @@ export const waitTool: Tool = {
   params: paramsSchema,
   async invoke(params, call) {
     const parsed = paramsSchema.safeParse(params);
-    if (!parsed.success)
-      return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
-    const { ms, until } = parsed.data;
-    const at = until !== undefined ? Date.parse(until) : call.now + Number(ms);
-    if (Number.isNaN(at)) {
-      return {
-        ok: false,
-        category: "invalid_data",
-        message: `wait: "${until ?? ms}" is not a time`,
-      };
-    }
-    return { suspend: { waitingFor: "timer", until: at } };
+    const end = parsed.success
+      ? waitEnd(parsed.data, call.now)
+      : { problem: z.prettifyError(parsed.error) };
+    if ("problem" in end)
+      return { ok: false, category: "invalid_data", message: `wait: ${end.problem}` };
+    return { suspend: { waitingFor: "timer", until: end.at } };
   },
 };

@@ -14,6 +14,7 @@ const LIMITS = {
   MAX_JSON_DEPTH: 8,
   MAX_OUTPUT_BYTES: 1024,
   MAX_EVENTS_PER_RUN: 20,
+  MAX_OUTPUT_DEPTH: 8,
 };
 
 let upstream: Upstream;
@@ -158,6 +159,25 @@ describe("e2e: limits at non-default values", () => {
       error: { category: "output_too_large" },
     });
     expect(status.steps[0].error.message).toMatch(/total 1025 bytes/);
+  });
+
+  it("MAX_OUTPUT_DEPTH: an output nested exactly the limit deep succeeds; one level more fails as invalid_data", async () => {
+    const deep = (depth: number) => `${upstream.url}/deep?depth=${depth}`;
+    const location = await accepted({
+      steps: [
+        { id: "at", tool: "http", params: { url: deep(LIMITS.MAX_OUTPUT_DEPTH) } },
+        { id: "over", tool: "http", params: { url: deep(LIMITS.MAX_OUTPUT_DEPTH + 1) } },
+        { id: "pass", tool: "pass", params: { value: { k: "${steps.at.data}" } } },
+      ],
+    });
+    const status = await waitForEnd(location);
+    expect(status.steps.map((s: any) => s.status)).toEqual(["succeeded", "failed", "failed"]);
+    for (const step of status.steps.slice(1)) {
+      expect(step.error).toMatchObject({ category: "invalid_data" });
+      expect(step.error.message).toMatch(/nested deeper than 8 levels \(MAX_OUTPUT_DEPTH\)/);
+    }
+    const [at] = await getJson(`${location}/results`);
+    expect(JSON.stringify(at.data)).toBe(`${'{"k":'.repeat(8)}"leaf"${"}".repeat(8)}`);
   });
 
   describe("MAX_EVENTS_PER_RUN", () => {

@@ -12,6 +12,7 @@
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
  *   ANY  /redirect?to=<url>&status=<n>   a redirect (307 by default) to <url>
+ *   ANY  /deep?depth=<n>&kind=object|array   JSON nested <n> levels deep
  *   ANY  /bad-json | /huge | /endless   malformed answers: invalid JSON under a JSON content type;
  *                              8 MiB chunked (no content-length); headers and a chunk, then a trickle that never ends
  *   ANY  /work?ms=<n> | ?minMs=&maxMs=&seed=
@@ -81,9 +82,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       authorization: header(req, "authorization"),
       at: Date.now(),
       body,
-      headers: Object.fromEntries(
-        Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === "string"),
-      ),
+      headers: headerRecord(req),
     };
     calls.push(call);
     const domain = req.method === "GET" ? domainResponse(path, url.searchParams) : undefined;
@@ -108,6 +107,13 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         location: url.searchParams.get("to") ?? "/echo",
       });
       return void res.end();
+    }
+    if (path === "/deep") {
+      // ?depth=<n>&kind=object|array: JSON nested n levels deep around "leaf"
+      const depth = Number(url.searchParams.get("depth") ?? 0);
+      const [open, close] = url.searchParams.get("kind") === "array" ? ["[", "]"] : ['{"k":', "}"];
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end(`${open.repeat(depth)}"leaf"${close.repeat(depth)}`);
     }
     if (path === "/bad-json") {
       res.writeHead(200, { "content-type": "application/json" });
@@ -192,6 +198,20 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The request's headers by lower-case name (repeated ones joined with ", "), read from the raw
+ * lines: Node's `req.headers` leaves out a header named `__proto__`, which tests must see.
+ */
+function headerRecord(req: IncomingMessage): Record<string, string> {
+  const pairs = new Map<string, string>();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    const value = req.rawHeaders[i + 1]!;
+    pairs.set(name, pairs.has(name) ? `${pairs.get(name)}, ${value}` : value);
+  }
+  return Object.fromEntries(pairs);
 }
 
 /** The value `/work` derives from an Idempotency-Key (the first 24 hex digits of its SHA-256). */
