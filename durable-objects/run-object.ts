@@ -57,6 +57,8 @@ export class RunObject extends DurableObject<Env> {
   private iteration: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
+  /** Work this instance runs beside the run (webhook deliveries). */
+  private readonly background = new Set<Promise<void>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -250,8 +252,20 @@ export class RunObject extends DurableObject<Env> {
     if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
     this.work.alarm.releaseLease();
-    await this.deliverWebhooks();
+    // Deliveries go on beside the run: a slow receiver never holds this alarm (nor the next).
+    this.beside(this.deliverWebhooks());
     await this.rearm(wake);
+  }
+
+  /** Resolves once the work this instance runs beside the run (webhook deliveries) has settled. */
+  async drained(): Promise<void> {
+    while (this.background.size > 0) await Promise.all(this.background);
+  }
+
+  private beside(work: Promise<void>): void {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
+    this.ctx.waitUntil(work);
   }
 
   /** Runs one iteration; resolves to when the next should run (null: the rows decide). */
@@ -288,11 +302,19 @@ export class RunObject extends DurableObject<Env> {
     this.work.statusChanged("cancelled", now);
   }
 
+  /** Sends the due webhook deliveries, then points the alarm at what is due next. */
   private async deliverWebhooks(): Promise<void> {
     const webhook = this.checkpoint.plan.read().webhook;
-    if (!webhook) return;
+    const due = this.checkpoint.deliveries.earliestDue();
+    if (!webhook || due === null || due > this.now()) return;
     const secret = webhook.secret ?? this.env.WEBHOOK_SECRET;
-    await this.outbox.deliverDue({ url: webhook.url, secret }, this.now());
+    try {
+      await this.outbox.deliverDue({ url: webhook.url, secret }, this.now());
+      await this.rearm();
+    } catch (err) {
+      // The rows stay due: the next alarm sends them again.
+      console.error("edgestep: webhook delivery failed", err);
+    }
   }
 
   /** A commit point: trims the event log and points the alarm at what is due next (or at `wake`). */

@@ -36,7 +36,7 @@ const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"])
 export async function drive(runId: string, max = 50): Promise<any> {
   const stub = runStub(runId);
   for (let i = 0; i < max; i++) {
-    const ran = await runDurableObjectAlarm(stub);
+    const ran = await fireAlarm(stub);
     const wasLive = await awaitLiveIteration(stub);
     const s = await status(runId);
     if (FINAL.has(s.status)) return s;
@@ -81,6 +81,13 @@ async function awaitLiveIteration(stub: ReturnType<typeof runStub>): Promise<boo
   });
   if (live) await scheduler.wait(10); // let that alarm re-arm after its iteration
   return live;
+}
+
+/** Fires the run's alarm (whatever its time) and waits for the deliveries it started beside the run. */
+export async function fireAlarm(stub: ReturnType<typeof runStub>): Promise<boolean> {
+  const ran = await runDurableObjectAlarm(stub);
+  await stub.drained();
+  return ran;
 }
 
 /** Submits a plan and drives it to the end. */

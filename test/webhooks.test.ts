@@ -13,7 +13,17 @@ import { migrate } from "../durable-objects/storage/schema";
 import { Sql } from "../durable-objects/storage/sql";
 import { WebhookOutbox } from "../durable-objects/webhooks/outbox";
 import { verifyEdgestepSignature } from "../examples/verify-webhook";
-import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import {
+  api,
+  drive,
+  fireAlarm,
+  runStub,
+  status,
+  submit,
+  unique,
+  upstreamCalls,
+  upstreamUrl,
+} from "./helpers";
 
 const SECRET = "s3cret";
 /** The test Worker's WEBHOOK_SECRET (vitest.config.ts): signs the webhooks of plans without a secret. */
@@ -34,6 +44,16 @@ function plan(
     ],
     ...extra,
   };
+}
+
+/** Fires the run's alarms until it is `until`, without waiting for webhook deliveries. */
+async function driveOnly(runId: string, until: string): Promise<any> {
+  for (let i = 0; i < 20; i++) {
+    const s = await status(runId);
+    if (s.status === until) return s;
+    await runDurableObjectAlarm(runStub(runId));
+  }
+  return status(runId);
 }
 
 function receiver(statuses: string): { path: string; url: string } {
@@ -58,7 +78,7 @@ async function deliverAll(runId: string, max = 20): Promise<number> {
         "UPDATE webhook_deliveries SET due_at = (SELECT COALESCE(MAX(at), 0) FROM webhook_deliveries) WHERE at IS NULL",
       );
     });
-    if (!(await runDurableObjectAlarm(stub))) break;
+    if (!(await fireAlarm(stub))) break;
   }
   return fired;
 }
@@ -72,7 +92,7 @@ describe("webhook delivery", () => {
     const target = receiver("200");
     const hook = `${upstreamUrl}/redirect?to=${encodeURIComponent(target.url)}`;
     const runId = await submitted(plan(hook, { webhook: { url: hook, secret: SECRET } }));
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runStub(runId))).toBe(true);
     const s = await status(runId);
     expect(s.webhook.deliveries).toEqual([
       expect.objectContaining({
@@ -112,7 +132,7 @@ describe("webhook delivery", () => {
   it("makes the first attempt in the alarm that finishes the run", async () => {
     const hook = receiver("500,500,200");
     const runId = await submitted(plan(hook.url));
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runStub(runId))).toBe(true);
     const s = await status(runId);
     expect(s.status).toBe("completed");
     const calls = await upstreamCalls(hook.path);
@@ -320,6 +340,32 @@ describe("webhook delivery", () => {
   });
 });
 
+describe("a receiver that never answers", () => {
+  it("never delays the run: the next step starts while the delivery is still in flight", async () => {
+    const hook = `${upstreamUrl}/hang?k=${unique("hang")}`;
+    const runId = await submitted({
+      name: unique("hang"),
+      webhook: { url: hook },
+      steps: [
+        { id: "gate", tool: "approval" },
+        { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["gate"] },
+      ],
+    });
+    // The run.waiting delivery is sent beside the run; its receiver holds it (10 s timeout).
+    expect((await driveOnly(runId, "waiting")).status).toBe("waiting");
+    await api(`/v1/runs/${runId}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ approved: true }),
+    });
+    const s = await driveOnly(runId, "completed");
+    expect(s.status).toBe("completed");
+    // No delivery attempt has come back yet: the run finished while the receiver held it.
+    expect(s.webhook.deliveries).toEqual([]);
+    expect(s.webhook.state).toBe("pending");
+  });
+});
+
 describe("webhook events", () => {
   it("a paused (bounded) run sends run.paused", async () => {
     const hook = receiver("200");
@@ -425,7 +471,7 @@ describe("webhook events", () => {
       webhook: { url: hook.url, secret: SECRET },
       steps: [{ id: "w", tool: "wait", params: { ms: 600_000 } }],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runStub(runId));
     expect((await api(`/v1/runs/${runId}/cancel`, { method: "POST" })).status).toBe(200);
     await deliverAll(runId);
     const calls = await upstreamCalls(hook.path);

@@ -36,6 +36,12 @@ export class DeliveryTable {
       WHERE at IS NULL AND due_at <= ${now} ORDER BY due_at`;
   }
 
+  /** An attempt is being sent: it is due again at `until` only if it never got its answer recorded. */
+  claim(eventId: string, attempt: number, until: number): void {
+    this.db.run`UPDATE webhook_deliveries SET due_at = ${until}
+      WHERE event_id = ${eventId} AND attempt = ${attempt}`;
+  }
+
   /** Records that the attempt was made, and how it went. */
   made(
     eventId: string,

@@ -11,6 +11,8 @@ import type { DeliveryRow, DeliveryTable } from "../storage/delivery-table";
 
 export const DEFAULT_WEBHOOK_ATTEMPTS = 6;
 const TIMEOUT_MS = 10_000;
+/** How long a delivery attempt is claimed: past its timeout, it can no longer be in flight. */
+const CLAIM_MS = TIMEOUT_MS + 5_000;
 
 export interface WebhookTarget {
   url: string;
@@ -39,9 +41,15 @@ export class WebhookOutbox {
     return eventId;
   }
 
-  /** Sends every due attempt. Each is marked as made before the next is scheduled. */
+  /**
+   * Sends every due attempt, each marked as made before the next is scheduled. Each is
+   * claimed first, due again only once the attempt could no longer be in flight: the run
+   * goes on meanwhile (its alarm never waits for a receiver), a second call finds nothing
+   * to send twice, and an attempt lost with the object is sent again (at least once).
+   */
   async deliverDue(target: WebhookTarget, now: number): Promise<void> {
     const due = this.deliveries.due(now);
+    for (const row of due) this.deliveries.claim(row.eventId, row.attempt, now + CLAIM_MS);
     await Promise.all(due.map((row) => this.attempt(target, row)));
   }
 
