@@ -32,7 +32,7 @@ import {
   eventPage,
   statusView,
   stepDetail,
-  stepResults,
+  resultsPage,
   stepsPage,
   summaryView,
   type StepsQuery,
@@ -140,8 +140,9 @@ export class RunObject extends DurableObject<Env> {
     return this.owned(owner) ? stepDetail(this.checkpoint, stepId) : null;
   }
 
-  async results(owner: string) {
-    return this.owned(owner) ? stepResults(this.checkpoint) : null;
+  /** A page of `GET /v1/runs/:id/results` after step index `after` (see resultsPage). */
+  async results(owner: string, after = -1) {
+    return this.owned(owner) ? resultsPage(this.checkpoint, after) : null;
   }
 
   async events(owner: string, after: number, limit: number) {

@@ -6,7 +6,13 @@
  */
 import type { StepStatus } from "../../src/engine/records";
 import { FINAL_RUN_STATUSES, type RunRecord, type StepRecord } from "../../src/engine/records";
-import { attemptLog, runSummary, stepResult, stepView } from "../../src/engine/status";
+import {
+  attemptLog,
+  runSummary,
+  stepResult,
+  stepResultJson,
+  stepView,
+} from "../../src/engine/status";
 import { rollbackView } from "../rollback/rollback";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { WebhookOutbox } from "../webhooks/outbox";
@@ -76,10 +82,36 @@ export function stepDetail(c: Checkpoint, stepId: string) {
   };
 }
 
-/** `GET /v1/runs/:id/results`: every step's result, in plan order. */
-export function stepResults(c: Checkpoint) {
-  const items = c.items.counts();
-  return c.steps.all().map((s) => stepResult(s, items.get(s.index)?.total));
+/** What one page of results may hold: far under a Durable Object RPC's 32 MiB. */
+const RESULTS_PAGE_BYTES = 4 * 1024 * 1024;
+const RESULTS_PAGE_ROWS = 64;
+
+/**
+ * A page of `GET /v1/runs/:id/results` after step index `after`: the results' JSON texts,
+ * comma-joined, up to about RESULTS_PAGE_BYTES (always at least one), and the `after` of the
+ * next page, or null. The API streams the pages as one JSON array.
+ */
+export function resultsPage(c: Checkpoint, after: number) {
+  const plan = c.plan.read();
+  const parts: string[] = [];
+  let bytes = 0;
+  let last = after;
+  for (;;) {
+    const rows = c.steps.page(null, last, RESULTS_PAGE_ROWS);
+    for (const s of rows) {
+      if (parts.length > 0 && bytes >= RESULTS_PAGE_BYTES)
+        return { json: parts.join(","), next: last };
+      const total =
+        plan.steps[s.index]!.forEach === undefined
+          ? undefined
+          : c.items.counts(s.index).get(s.index)?.total;
+      const json = stepResultJson(s, total);
+      parts.push(json);
+      bytes += json.length;
+      last = s.index;
+    }
+    if (rows.length < RESULTS_PAGE_ROWS) return { json: parts.join(","), next: null };
+  }
 }
 
 /** A page of `GET /v1/runs/:id/events`: `finished` (the run is final) lets a stream end once drained. */

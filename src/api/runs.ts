@@ -1,5 +1,6 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
 import { Hono, type Context } from "hono";
+import { stream } from "hono/streaming";
 import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
@@ -87,9 +88,25 @@ runRoutes.get("/:runId/steps/:stepId", async (c) => {
   return c.json(step);
 });
 
+/**
+ * The results, streamed as one JSON array page by page: every RPC stays far under a Durable
+ * Object's 32 MiB limit, however large the run's outputs add up to.
+ */
 runRoutes.get("/:runId/results", async (c) => {
   const { runId, stub } = runStub(c);
-  return c.json((await stub.results(c.get("owner"))) ?? notFound(runId));
+  const owner = c.get("owner");
+  const first = (await stub.results(owner)) ?? notFound(runId);
+  c.header("content-type", "application/json");
+  return stream(c, async (out) => {
+    await out.write("[");
+    let page: typeof first | null = first;
+    for (let n = 0; page; n++) {
+      if (n > 0 && page.json !== "") await out.write(",");
+      await out.write(page.json);
+      page = page.next === null ? null : await stub.results(owner, page.next);
+    }
+    await out.write("]");
+  });
 });
 
 runRoutes.get("/:runId/events", async (c) => {

@@ -62,3 +62,8 @@ export const UNREADABLE_OUTPUT = `[not shown: nested deeper than ${MAX_SAFE_DEPT
 export function readStoredOutput(json: string): unknown {
   return jsonTextTooDeep(json, MAX_SAFE_DEPTH) ? UNREADABLE_OUTPUT : JSON.parse(json);
 }
+
+/** A stored output as JSON text to send on: itself, or UNREADABLE_OUTPUT like `readStoredOutput`. */
+export function storedOutputText(json: string): string {
+  return jsonTextTooDeep(json, MAX_SAFE_DEPTH) ? JSON.stringify(UNREADABLE_OUTPUT) : json;
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
 import type { RunRecord, StepRecord } from "./records";
-import { countSteps, runView, stepResult, stepView } from "./status";
+import { countSteps, runView, stepResult, stepResultJson, stepView } from "./status";
 import type { StepStatus } from "./records";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -164,5 +164,20 @@ describe("stored values no view can show (written by an earlier version)", () =>
   it("an output nested deeper than 1000 levels reads as a placeholder", () => {
     const row = { ...step(0, "succeeded", 5), data: `${"[".repeat(1001)}${"]".repeat(1001)}` };
     expect(stepResult(row).data).toBe("[not shown: nested deeper than 1000 levels]");
+  });
+});
+
+describe("stepResultJson", () => {
+  it("is the JSON of stepResult, with the stored output spliced in as stored", () => {
+    const cases = [
+      step(0, "succeeded", 10, 2),
+      step(1, "failed", 5),
+      step(2, "pending"),
+      { ...step(3, "succeeded", 1), data: '{"a":[1,2,{"b":"c"}]}', httpStatus: 201 },
+    ];
+    for (const s of cases) {
+      expect(JSON.parse(stepResultJson(s, 1))).toEqual(stepResult(s, 1));
+      expect(stepResultJson(s)).toBe(JSON.stringify(stepResult(s)));
+    }
   });
 });

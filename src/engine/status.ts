@@ -1,5 +1,5 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
-import { readStoredOutput } from "./output";
+import { readStoredOutput, storedOutputText } from "./output";
 import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepCounts, StepError, StepRecord } from "./records";
 
@@ -48,6 +48,19 @@ export function stepResult(s: StepRecord, itemTotal?: number) {
 }
 
 export type StepResult = ReturnType<typeof stepResult>;
+
+/**
+ * `JSON.stringify(stepResult(s, itemTotal))`, with the stored output spliced in as stored
+ * rather than parsed and written again: results of many large outputs stream without
+ * holding each one twice.
+ */
+export function stepResultJson(s: StepRecord, itemTotal?: number): string {
+  const { data: _, ...rest } = stepResult({ ...s, data: null }, itemTotal);
+  const { stepId, success, tool, ...after } = rest;
+  const head = JSON.stringify({ stepId, success, tool });
+  const data = s.data === null ? "null" : storedOutputText(s.data);
+  return `${head.slice(0, -1)},"data":${data},${JSON.stringify(after).slice(1)}`;
+}
 
 export function attemptLog(attempts: AttemptRecord[]) {
   return attempts.map((a) => ({
