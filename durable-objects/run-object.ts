@@ -23,7 +23,7 @@ import { Rollback } from "./rollback";
 import * as controls from "./run-controls";
 import type { RunState } from "./run-state";
 import { recordRunStatusChange } from "./run-status-change";
-import { eventPage, statusView, stepDetail, stepResults } from "./run-views";
+import { eventPage, planView, statusView, stepDetail, stepResults } from "./run-views";
 import { Sql } from "./sql";
 import { RunStore } from "./store";
 import { WebhookOutbox } from "./webhook-outbox";
@@ -101,6 +101,10 @@ export class RunObject extends DurableObject<Env> {
 
   async step(owner: string, stepId: string) {
     return this.owned(owner) ? stepDetail(this.store, stepId) : null;
+  }
+
+  async plan(owner: string) {
+    return this.owned(owner) ? planView(this.store.plan()) : null;
   }
 
   async results(owner: string) {

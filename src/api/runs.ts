@@ -72,6 +72,11 @@ runRoutes.get("/:runId/steps/:stepId", async (c) => {
   return c.json(step);
 });
 
+runRoutes.get("/:runId/plan", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json((await stub.plan(c.get("owner"))) ?? notFound(runId));
+});
+
 runRoutes.get("/:runId/results", async (c) => {
   const { runId, stub } = runStub(c);
   return c.json((await stub.results(c.get("owner"))) ?? notFound(runId));
