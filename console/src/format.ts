@@ -23,6 +23,14 @@ export function time(iso: string | null | undefined): string {
   });
 }
 
+/** Time of day with milliseconds, for attempts a few ms apart. */
+export function clock(iso: string | null | undefined): string {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  const hms = d.toLocaleTimeString(undefined, { hour12: false });
+  return `${hms}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+}
+
 export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return "–";
   const ms = now - Date.parse(iso);

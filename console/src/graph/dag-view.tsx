@@ -137,10 +137,16 @@ export function DagView(props: DagProps) {
       force: true,
     });
   };
-  // After Panzoom's own first pan (a timer it sets when created).
+  // After Panzoom's own first pan (a timer it sets when created), and whenever the view
+  // changes size (the side panel opens or closes).
   useEffect(() => {
     const t = setTimeout(fit, 0);
-    return () => clearTimeout(t);
+    const resized = new ResizeObserver(() => fit());
+    resized.observe(viewport.current!);
+    return () => {
+      clearTimeout(t);
+      resized.disconnect();
+    };
   }, [layout]);
 
   const criticalEdges = useMemo(() => {
@@ -159,7 +165,7 @@ export function DagView(props: DagProps) {
     <div
       class="dag"
       ref={viewport}
-      style={{ height: `${Math.min(560, Math.max(180, layout.height + 48))}px` }}
+      style={{ height: `${Math.min(560, Math.max(260, layout.height + 48))}px` }}
     >
       <div class="dag-stage" ref={stage}>
         <svg

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
-import { duration, prettyJson, time } from "../format";
+import { clock, duration, prettyJson, time } from "../format";
 import type { PlanStep, StepDetail, StepStatus } from "../types";
 
 interface Props {
@@ -33,7 +33,7 @@ function Attempts({ log }: { log: StepDetail["attemptLog"] }) {
           <tr key={k} class={a.category ? "bad" : a.endedAt ? "good" : ""}>
             <td>{a.attempt}</td>
             <td>{a.item ?? ""}</td>
-            <td>{time(a.startedAt)}</td>
+            <td>{clock(a.startedAt)}</td>
             <td>
               {a.endedAt ? duration(Date.parse(a.endedAt) - Date.parse(a.startedAt)) : "running"}
             </td>
