@@ -12,7 +12,11 @@ const ROOT = resolve(import.meta.dirname);
 const OUT = join(ROOT, "dist");
 
 const options: BuildOptions = {
-  entryPoints: [join(ROOT, "src/main.tsx"), join(ROOT, "src/styles.css")],
+  entryPoints: {
+    main: join(ROOT, "src/main.tsx"),
+    "layout-worker": join(ROOT, "src/graph/layout-worker.ts"),
+    styles: join(ROOT, "src/styles.css"),
+  },
   outdir: join(OUT, "assets"),
   bundle: true,
   minify: true,

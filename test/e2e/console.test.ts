@@ -391,6 +391,18 @@ describe("console: large runs (figures reported, not asserted)", () => {
         const runId = await submit(randomDag(n, `scale-${n}`));
         const p = await page("/");
         try {
+          // The longest gap between two frames while the page loads: how long it was frozen.
+          await p.page.evaluateOnNewDocument(() => {
+            const w = window as unknown as { __longestFrame: number };
+            w.__longestFrame = 0;
+            let last = performance.now();
+            const tick = (t: number) => {
+              w.__longestFrame = Math.max(w.__longestFrame, t - last);
+              last = t;
+              requestAnimationFrame(tick);
+            };
+            requestAnimationFrame(tick);
+          });
           // First paint: navigation start to every node of the DAG in the document (with the header).
           await p.page.goto(url(`/runs/${runId}`), { waitUntil: "domcontentloaded" });
           await waitFor(
@@ -403,8 +415,9 @@ describe("console: large runs (figures reported, not asserted)", () => {
           const layoutMs = Number(
             await p.page.$eval(".dag-wrap", (e) => (e as HTMLElement).dataset.layoutMs),
           );
+          const frozen = await p.page.evaluate(() => (window as any).__longestFrame as number);
           figures.push(
-            `${n} steps: DAG painted ${painted.toFixed(0)} ms after navigation; dagre layout ${layoutMs} ms`,
+            `${n} steps: DAG painted ${painted.toFixed(0)} ms after navigation; dagre layout ${layoutMs} ms (in a worker); longest frame until then ${frozen.toFixed(0)} ms`,
           );
 
           // Still usable: the wheel zooms, a click selects a step.

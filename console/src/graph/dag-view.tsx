@@ -7,7 +7,8 @@
 import Panzoom, { type PanzoomObject } from "@panzoom/panzoom";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import type { PlanStep, RunStatus, StepStatus } from "../types";
-import { NODE_HEIGHT, NODE_WIDTH, type Layout, type Point } from "./layout";
+import { DagNode, nodeSubtitle, type NodeProps } from "./dag-node";
+import { NODE_HEIGHT, type Layout, type Point } from "./layout";
 import type { GraphModel } from "./model";
 
 export interface DagProps {
@@ -28,37 +29,6 @@ const path = (points: readonly Point[]) =>
   points.length === 0
     ? ""
     : `M${points.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L")}`;
-
-const SKIP_LABEL: Record<string, string> = {
-  condition_false: "skipped: when was false",
-  dependency_failed: "skipped: dependency failed",
-  dependency_skipped: "skipped: dependency skipped",
-  skipped_by_user: "skipped by user",
-};
-
-function nodeSubtitle(step: StepStatus | undefined, tool: string): string {
-  if (!step) return tool;
-  if (step.items) {
-    const { total, succeeded, failed } = step.items;
-    return `${tool} · ${step.status} · ${succeeded + failed}/${total} items`;
-  }
-  if (step.status === "skipped") return SKIP_LABEL[step.reason ?? ""] ?? "skipped";
-  if (step.status === "waiting") return `${tool} · waiting for ${step.waitingFor ?? "?"}`;
-  if (step.status === "retrying") return `${tool} · retrying (attempt ${step.attempts})`;
-  return `${tool} · ${step.status}`;
-}
-
-function ItemBar({ items }: { items: NonNullable<StepStatus["items"]> }) {
-  const w = NODE_WIDTH - 16;
-  const part = (n: number) => (items.total === 0 ? 0 : (n / items.total) * w);
-  return (
-    <g class="items" transform={`translate(8, ${NODE_HEIGHT - 9})`}>
-      <rect class="items-track" width={w} height={4} rx={2} />
-      <rect class="items-ok" width={part(items.succeeded)} height={4} rx={2} />
-      <rect class="items-failed" x={part(items.succeeded)} width={part(items.failed)} height={4} />
-    </g>
-  );
-}
 
 /**
  * The rollback's path: from the step whose failure ended the run, through each compensated
@@ -160,6 +130,10 @@ export function DagView(props: DagProps) {
     [model, layout, rollback, steps],
   );
   const compensated = new Map((rollback?.steps ?? []).map((s) => [s.stepId, s.status]));
+  // One callback for every node, so a node re-renders only when what it shows changed.
+  const selectRef = useRef(onSelect);
+  selectRef.current = onSelect;
+  const select = useMemo(() => (i: number) => selectRef.current?.(i), []);
 
   return (
     <div
@@ -227,77 +201,27 @@ export function DagView(props: DagProps) {
           </g>
           <g class="nodes">
             {model.ids.map((id, i) => {
-              const p = layout.nodes[i]!;
               const step = steps?.[i];
               const plan = planSteps?.[i];
-              const status = step?.status ?? "planned";
-              const classes = [
-                "node",
-                `s-${status}`,
-                step?.reason ? `r-${step.reason}` : "",
-                onPath.has(i) ? "critical" : "",
-                selected === i ? "selected" : "",
-              ];
-              const comp = compensated.get(id);
-              return (
-                <g
-                  key={id}
-                  class={classes.join(" ")}
-                  transform={`translate(${p.x - NODE_WIDTH / 2},${p.y - NODE_HEIGHT / 2})`}
-                  data-step-id={id}
-                  data-status={status}
-                  {...(step?.reason && { "data-reason": step.reason })}
-                  onClick={() => onSelect?.(i)}
-                >
-                  <title>{`${id} (${plan?.tool ?? step?.tool ?? ""})${step ? `: ${step.status}` : ""}`}</title>
-                  <rect class="box" width={NODE_WIDTH} height={NODE_HEIGHT} rx={7} />
-                  {onPath.has(i) && (
-                    <rect
-                      class="crit-mark"
-                      x={3}
-                      y={6}
-                      width={4}
-                      height={NODE_HEIGHT - 12}
-                      rx={2}
-                    />
-                  )}
-                  {step?.status === "skipped" && step.reason !== "condition_false" && (
-                    <rect class="hatch" width={NODE_WIDTH} height={NODE_HEIGHT} rx={7} />
-                  )}
-                  <text class="label" x={12} y={18}>
-                    {id.length > 24 ? `${id.slice(0, 23)}…` : id}
-                  </text>
-                  <text class="sub" x={12} y={33}>
-                    {nodeSubtitle(step, plan?.tool ?? step?.tool ?? "")}
-                  </text>
-                  {plan?.when !== undefined && (
-                    <text
-                      class="badge"
-                      x={NODE_WIDTH - (plan.compensate ? 24 : 8)}
-                      y={15}
-                      text-anchor="end"
-                    >
-                      when
-                    </text>
-                  )}
-                  {plan?.compensate && (
-                    <text
-                      class={`badge comp c-${comp ?? "none"}`}
-                      x={NODE_WIDTH - 8}
-                      y={15}
-                      text-anchor="end"
-                    >
-                      <title>{comp ? `compensation ${comp}` : "has a compensation"}</title>↺
-                    </text>
-                  )}
-                  {step?.items && <ItemBar items={step.items} />}
-                  {levelOf && (
-                    <text class="level" x={NODE_WIDTH - 8} y={NODE_HEIGHT - 5} text-anchor="end">
-                      {`L${levelOf[i]}`}
-                    </text>
-                  )}
-                </g>
-              );
+              const tool = plan?.tool ?? step?.tool ?? "";
+              const props: NodeProps = {
+                id,
+                index: i,
+                at: layout.nodes[i]!,
+                tool,
+                status: step?.status ?? "planned",
+                reason: step?.reason,
+                subtitle: nodeSubtitle(step, tool),
+                items: step?.items,
+                critical: onPath.has(i),
+                selected: selected === i,
+                hasWhen: plan?.when !== undefined,
+                hasCompensate: plan?.compensate !== undefined,
+                compensation: compensated.get(id),
+                level: levelOf?.[i],
+                onSelect: select,
+              };
+              return <DagNode key={id} {...props} />;
             })}
           </g>
         </svg>

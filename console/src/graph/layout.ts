@@ -5,7 +5,6 @@
  * (tight-tree ranking, one ordering pass).
  */
 import dagre from "@dagrejs/dagre";
-import type { GraphModel } from "./model";
 
 export const NODE_WIDTH = 184;
 export const NODE_HEIGHT = 46;
@@ -26,9 +25,10 @@ export interface Layout {
   ms: number;
 }
 
-export function layoutGraph(model: GraphModel): Layout {
+/** `deps[i]`: the indices step i waits for. */
+export function layoutGraph(ids: readonly string[], deps: readonly (readonly number[])[]): Layout {
   const started = performance.now();
-  const large = model.ids.length > LARGE;
+  const large = ids.length > LARGE;
   const g = new dagre.graphlib.Graph();
   g.setGraph({
     rankdir: "LR",
@@ -39,10 +39,10 @@ export function layoutGraph(model: GraphModel): Layout {
     ranker: large ? "tight-tree" : "network-simplex",
   });
   g.setDefaultEdgeLabel(() => ({}));
-  model.ids.forEach((_, i) => g.setNode(String(i), { width: NODE_WIDTH, height: NODE_HEIGHT }));
-  model.deps.forEach((ds, i) => ds.forEach((d) => g.setEdge(String(d), String(i))));
+  ids.forEach((_, i) => g.setNode(String(i), { width: NODE_WIDTH, height: NODE_HEIGHT }));
+  deps.forEach((ds, i) => ds.forEach((d) => g.setEdge(String(d), String(i))));
   dagre.layout(g, large ? { disableOptimalOrderHeuristic: true } : {});
-  const nodes = model.ids.map((_, i) => {
+  const nodes = ids.map((_, i) => {
     const n = g.node(String(i));
     return { x: n.x ?? 0, y: n.y ?? 0 };
   });

@@ -5,8 +5,8 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { DagView } from "../graph/dag-view";
-import { layoutGraph } from "../graph/layout";
 import { criticalPathOf, graphOf } from "../graph/model";
+import { useLayout } from "../graph/use-layout";
 import { navigate, runPath } from "../router";
 import type { Issue, ValidateResult } from "../types";
 import { EXAMPLES } from "./playground-examples";
@@ -46,7 +46,7 @@ export function Playground() {
   const parsed = useMemo(() => parse(shown), [shown]);
   const steps = useMemo(() => previewSteps(parsed.doc), [parsed]);
   const model = useMemo(() => graphOf(steps), [steps]);
-  const layout = useMemo(() => (steps.length > 0 ? layoutGraph(model) : null), [model, steps]);
+  const layout = useLayout(model);
   const valid = verdict.kind === "valid" ? verdict.result : null;
   const critical = useMemo(() => {
     if (valid) return valid.criticalPath.flatMap((id) => model.index.get(id) ?? []);

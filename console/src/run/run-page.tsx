@@ -1,8 +1,8 @@
 /** The run page: header and controls, the live DAG, the waterfall, and the selected step. */
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { DagView } from "../graph/dag-view";
-import { layoutGraph, type Layout } from "../graph/layout";
 import { criticalPathOf, graphOf } from "../graph/model";
+import { useLayout } from "../graph/use-layout";
 import { Approvals, Controls } from "./controls";
 import { RunHeader } from "./header";
 import { SidePanel } from "./side-panel";
@@ -25,14 +25,7 @@ export function RunPage({ runId }: { runId: string }) {
   const { status, plan, events, connection, error, refresh } = useRun(runId);
   const [selected, setSelected] = useState<string | null>(null);
   const model = useMemo(() => (plan ? graphOf(plan.plan.steps) : null), [plan]);
-  const [layout, setLayout] = useState<Layout | null>(null);
-  // Laid out after the header has painted: a large plan's layout takes a moment.
-  useEffect(() => {
-    setLayout(null);
-    if (!model) return;
-    const t = setTimeout(() => setLayout(layoutGraph(model)), 0);
-    return () => clearTimeout(t);
-  }, [model]);
+  const layout = useLayout(model);
   const live = status !== null && !settled(status);
   const now = useNow(live);
   const critical = useMemo(

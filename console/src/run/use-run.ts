@@ -29,6 +29,7 @@ export function useRun(runId: string): RunData {
   const reading = useRef<Promise<RunStatus | null> | null>(null);
   const again = useRef(false);
   const ended = useRef(false);
+  const latest = useRef<RunStatus | null>(null);
 
   const readStatus = useCallback(async (): Promise<RunStatus | null> => {
     if (reading.current) {
@@ -38,6 +39,7 @@ export function useRun(runId: string): RunData {
     reading.current = (async () => {
       try {
         const s = await api.status(runId);
+        latest.current = s;
         setStatus(s);
         setError(null);
         return s;
@@ -76,7 +78,8 @@ export function useRun(runId: string): RunData {
       onEvents: (batch) => {
         setEvents((prev) => prev.concat(batch));
         if (batch.some((e) => e.type === "replan_applied")) void api.plan(runId).then(setPlan);
-        void readStatus();
+        // A settled run's replayed log changes nothing in its status: no need to read it again.
+        if (!latest.current || !settled(latest.current)) void readStatus();
       },
       isFinal: async () => {
         const s = await readStatus();
