@@ -15,7 +15,8 @@ import type {
   validateResultSchema,
 } from "../../src/api/schemas";
 
-export type RunStatus = z.output<typeof runStatusSchema>;
+/** `tags`: SPEC 8.1 adds them to the status (not in the schema yet). */
+export type RunStatus = z.output<typeof runStatusSchema> & { tags?: Record<string, string> };
 export type RunStatusName = RunStatus["status"];
 export type StepStatus = RunStatus["steps"][number];
 export type StepStatusName = StepStatus["status"];

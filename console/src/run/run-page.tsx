@@ -49,7 +49,7 @@ export function RunPage({ runId }: { runId: string }) {
   const selectedStep = selectedIndex === null ? undefined : status.steps[selectedIndex];
   return (
     <div class="run-page">
-      <RunHeader s={status} connection={connection} />
+      <RunHeader s={status} connection={connection} tags={status.tags} />
       <Approvals s={status} onDone={refresh} />
       <Controls s={status} onDone={refresh} />
       {error && <p class="message">{error.message}</p>}
