@@ -39,7 +39,7 @@ try {
     legalComments: "none",
     logLevel: "warning",
   });
-  await copyFile(join(ROOT, "index.html"), join(tmp, "index.html"));
+  for (const file of ["index.html", "_headers"]) await copyFile(join(ROOT, file), join(tmp, file));
   const built = await filesUnder(tmp);
   for (const file of built) {
     await mkdir(dirname(join(OUT, file)), { recursive: true });

@@ -38,6 +38,7 @@ describe("console: serving and the API key", () => {
     const html = await fetch(url("/"), { headers: { "sec-fetch-mode": "navigate" } });
     expect(html.status).toBe(200);
     expect(await html.text()).toContain('<div id="app">');
+    expect(html.headers.get("content-security-policy")).toContain("script-src 'self'");
     // A browser opening an API URL gets the API's JSON, not the console's page.
     const api = await fetch(url("/v1/runs/run_nope"), {
       headers: { "sec-fetch-mode": "navigate" },

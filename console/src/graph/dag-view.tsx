@@ -211,7 +211,10 @@ export function DagView(props: DagProps) {
                 tool,
                 status: step?.status ?? "planned",
                 reason: step?.reason,
-                subtitle: nodeSubtitle(step, tool),
+                subtitle:
+                  !step && plan?.forEach !== undefined
+                    ? `${tool} · forEach`
+                    : nodeSubtitle(step, tool),
                 items: step?.items,
                 critical: onPath.has(i),
                 selected: selected === i,
