@@ -60,16 +60,18 @@ export interface RunStats {
   byStatus: Partial<Record<RunStatusName, number>>;
 }
 
-export const RUN_STATUSES: readonly RunStatusName[] = [
-  "pending",
-  "running",
-  "waiting",
-  "paused",
-  "completed",
-  "partial",
-  "failed",
-  "cancelled",
-];
+/** Every run status, in lifecycle order (keys keep their order; one missing fails the typecheck). */
+const ALL_STATUSES: Record<RunStatusName, true> = {
+  pending: true,
+  running: true,
+  waiting: true,
+  paused: true,
+  completed: true,
+  partial: true,
+  failed: true,
+  cancelled: true,
+};
+export const RUN_STATUSES = Object.keys(ALL_STATUSES) as RunStatusName[];
 
 export const FINAL_STATUSES: ReadonlySet<RunStatusName> = new Set([
   "completed",

@@ -69,6 +69,23 @@ function compensationPath(
   });
 }
 
+function Arrow({ id }: { id: string }) {
+  return (
+    <marker
+      id={id}
+      viewBox="0 0 8 8"
+      refX="8"
+      refY="4"
+      markerWidth="8"
+      markerHeight="8"
+      markerUnits="userSpaceOnUse"
+      orient="auto"
+    >
+      <path d="M0,0L8,4L0,8z" class={id} />
+    </marker>
+  );
+}
+
 export function DagView(props: DagProps) {
   const { model, layout, steps, planSteps, critical, rollback, selected, onSelect, levelOf } =
     props;
@@ -150,30 +167,8 @@ export function DagView(props: DagProps) {
           aria-label={`graph of ${model.ids.length} steps`}
         >
           <defs>
-            <marker
-              id="arrow"
-              viewBox="0 0 8 8"
-              refX="8"
-              refY="4"
-              markerWidth="8"
-              markerHeight="8"
-              markerUnits="userSpaceOnUse"
-              orient="auto"
-            >
-              <path d="M0,0L8,4L0,8z" class="arrow" />
-            </marker>
-            <marker
-              id="arrow-comp"
-              viewBox="0 0 8 8"
-              refX="8"
-              refY="4"
-              markerWidth="8"
-              markerHeight="8"
-              markerUnits="userSpaceOnUse"
-              orient="auto"
-            >
-              <path d="M0,0L8,4L0,8z" class="arrow-comp" />
-            </marker>
+            <Arrow id="arrow" />
+            <Arrow id="arrow-comp" />
             <pattern
               id="hatch"
               width="6"
