@@ -75,6 +75,15 @@ export async function clickWhenShown(page: Page, selector: string): Promise<void
   await element!.click();
 }
 
+/**
+ * Selects a node of the DAG by its click handler (not by mouse position: the graph may be
+ * re-fitted to its view between reading a position and clicking it).
+ */
+export async function clickNode(page: Page, stepId: string): Promise<void> {
+  const node = await page.waitForSelector(`.dag .node[data-step-id="${stepId}"]`);
+  await node!.evaluate((e) => e.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+}
+
 /** `[data-step-id=<id>]` node's status attribute equals `status`. */
 export const nodeIs = (id: string, status: string) =>
   `document.querySelector('.dag .node[data-step-id="${id}"]')?.dataset.status === "${status}"`;

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  clickNode,
   clickWhenShown,
   expectNoProblems,
   nodeIs,
@@ -116,7 +117,7 @@ describe("console: the run page", () => {
       expect(await reason("after-maybe")).toBe("dependency_skipped");
 
       // The side panel: the selected step's attempts and output.
-      await p.page.click('.dag .node[data-step-id="b"]');
+      await clickNode(p.page, "b");
       await p.page.waitForSelector('.side-panel[data-step-id="b"] table.attempts tbody tr');
       expect(
         await p.page.$eval(".side-panel [data-testid=step-status]", (e) => e.textContent),
@@ -195,7 +196,7 @@ describe("console: the run page", () => {
       await p.page.waitForSelector(
         '.tl-row[data-step-id="deploy"] .seg.k-compensation.o-succeeded',
       );
-      await p.page.click('.dag .node[data-step-id="deploy"]');
+      await clickNode(p.page, "deploy");
       await p.page.waitForSelector('.side-panel[data-step-id="deploy"] table.attempts tr.bad');
       // Redrive is refused for a rolled-back run (its work was undone): no button for it.
       expect(await p.page.$('button[data-action="retry"]')).toBeNull();
@@ -435,9 +436,7 @@ describe("console: large runs (figures reported, not asserted)", () => {
             `document.querySelector('.dag-stage').style.transform !== ${JSON.stringify(before)}`,
           );
           const started = Date.now();
-          await p.page.$eval(`.dag .node[data-step-id="s${n - 1}"]`, (e) =>
-            e.dispatchEvent(new MouseEvent("click", { bubbles: true })),
-          );
+          await clickNode(p.page, `s${n - 1}`);
           await p.page.waitForSelector(
             `.side-panel[data-step-id="s${n - 1}"] table.attempts tbody tr`,
           );
