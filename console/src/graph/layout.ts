@@ -8,6 +8,7 @@ import dagre from "@dagrejs/dagre";
 
 export const NODE_WIDTH = 184;
 export const NODE_HEIGHT = 46;
+/** Past this many steps: the faster settings (they fit the in-page limit of use-layout.ts). */
 const LARGE = 300;
 
 export interface Point {

@@ -1,7 +1,14 @@
-/** Lays a graph out in the layout worker (layout-worker.ts); null until it answers. */
+/**
+ * Lays a graph out: up to a few hundred steps on the page itself (a fraction of a second,
+ * and no worker to start), larger plans in the layout worker (layout-worker.ts), so the
+ * page keeps answering while dagre works. null until the layout is ready.
+ */
 import { useEffect, useState } from "preact/hooks";
-import type { Layout } from "./layout";
+import { layoutGraph, type Layout } from "./layout";
 import type { GraphModel } from "./model";
+
+/** Past this many steps the layout runs in the worker. */
+const IN_PAGE_MAX = 300;
 
 export interface LayoutRequest {
   id: number;
@@ -26,11 +33,14 @@ function layoutWorker(): Worker {
 
 export function useLayout(model: GraphModel | null): Layout | null {
   const [layout, setLayout] = useState<Layout | null>(null);
-  // Started while the run's data loads, so it is ready when the plan arrives.
-  useEffect(() => void layoutWorker(), []);
   useEffect(() => {
     setLayout(null);
     if (!model || model.ids.length === 0) return;
+    if (model.ids.length <= IN_PAGE_MAX) {
+      // After the frame that shows the header: the page paints first.
+      const t = setTimeout(() => setLayout(layoutGraph(model.ids, model.deps)), 0);
+      return () => clearTimeout(t);
+    }
     const id = nextId++;
     waiting.set(id, setLayout);
     const request: LayoutRequest = { id, ids: model.ids, deps: model.deps };
