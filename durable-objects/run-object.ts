@@ -38,6 +38,7 @@ import {
   type StepsQuery,
 } from "./views/run-views";
 import { etagMatches, etagOf, type StatusRead } from "./views/status-reads";
+import { planView } from "../src/engine/plan-view";
 import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
@@ -138,6 +139,11 @@ export class RunObject extends DurableObject<Env> {
 
   async step(owner: string, stepId: string) {
     return this.owned(owner) ? stepDetail(this.checkpoint, stepId) : null;
+  }
+
+  /** `GET /v1/runs/:id/plan`: the plan the run executes (see planView). */
+  async plan(owner: string) {
+    return this.owned(owner) ? planView(this.checkpoint.plan.read()) : null;
   }
 
   /** A page of `GET /v1/runs/:id/results` after step index `after` (see resultsPage). */

@@ -75,6 +75,7 @@ describe("API keys", () => {
     for (const path of [
       `/v1/runs/${runId}`,
       `/v1/runs/${runId}/results`,
+      `/v1/runs/${runId}/plan`,
       `/v1/runs/${runId}/events`,
       `/v1/runs/${runId}/steps/a`,
     ]) {

@@ -9,6 +9,7 @@ import {
   errorSchema,
   eventsPageSchema,
   runCreatedSchema,
+  runPlanSchema,
   runStatusSchema,
   stepDetailSchema,
   stepResultSchema,
@@ -170,6 +171,7 @@ describe("responses match the OpenAPI response schemas", () => {
     expect(failed.attemptLog[0]).toMatchObject({ category: expect.any(String), status: 404 });
     expectShape(stepDetailSchema, failed);
     expectShape(eventsPageSchema, await json(`/v1/runs/${runId}/events?limit=1000`));
+    expectShape(runPlanSchema, await json(`/v1/runs/${runId}/plan`));
   });
 
   it("a forEach step: status (items) and step detail (per-item attemptLog)", async () => {

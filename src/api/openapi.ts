@@ -16,6 +16,7 @@ import {
   resumeBodySchema,
   runCreatedSchema,
   runQuerySchema,
+  runPlanSchema,
   runStatusSchema,
   stepDetailSchema,
   stepStatusSchema,
@@ -206,6 +207,16 @@ export function openApiDocument(maxSteps: number) {
           ],
           responses: {
             200: { description: "step", content: content(stepDetailSchema) },
+            404: notFound,
+          },
+        },
+      },
+      "/v1/runs/{runId}/plan": {
+        get: {
+          summary: "The plan the run executes, with every dependency (for drawing its graph)",
+          parameters: [runIdParam],
+          responses: {
+            200: { description: "plan", content: content(runPlanSchema) },
             404: notFound,
           },
         },

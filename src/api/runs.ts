@@ -88,6 +88,11 @@ runRoutes.get("/:runId/steps/:stepId", async (c) => {
   return c.json(step);
 });
 
+runRoutes.get("/:runId/plan", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json((await stub.plan(c.get("owner"))) ?? notFound(runId));
+});
+
 /**
  * The results, streamed as one JSON array page by page: every RPC stays far under a Durable
  * Object's 32 MiB limit, however large the run's outputs add up to.

@@ -3,7 +3,7 @@
  * OpenAPI document (src/api/openapi.ts) is generated from them, so the two cannot drift.
  */
 import { z } from "zod";
-import { modeSchema } from "../engine/plan-schema";
+import { HARD_MAX_STEPS, modeSchema, planSchema } from "../engine/plan-schema";
 
 export const resumeBodySchema = z.strictObject({
   iterations: z
@@ -295,4 +295,12 @@ export const eventsPageSchema = z.strictObject({
     .nullable()
     .describe("the `after` of the next page; null when there are no more events now"),
   dropped: z.int().describe("events dropped from the start of the log (MAX_EVENTS_PER_RUN)"),
+});
+
+/** `GET /v1/runs/:runId/plan`: the plan the run executes (a plan document, defaults filled in). */
+export const runPlanSchema = z.strictObject({
+  revision: z.int().describe("repairs applied to the plan (SPEC 9.2): 0 as submitted"),
+  plan: planSchema(HARD_MAX_STEPS).describe(
+    "every dependency (explicit and from templates) in dependsOn, by id; no webhook secret; header values [redacted]",
+  ),
 });
