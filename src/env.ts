@@ -13,6 +13,10 @@ export interface Env {
   LIMITS: DurableObjectNamespace<RateLimiter>;
   TOOLS?: string | Record<string, unknown>;
   API_KEYS?: string;
+  /** "true": refuse /v1 requests while API_KEYS is unset (wrangler.toml's production environment). */
+  REQUIRE_API_KEYS?: string | boolean;
+  /** "true": with REQUIRE_API_KEYS, serve without authentication all the same (an explicit opt-out). */
+  ALLOW_UNAUTHENTICATED?: string | boolean;
   ALLOWED_HOSTS?: string;
   WEBHOOK_SECRET?: string;
   MAX_STEPS_PER_PLAN?: string | number;
