@@ -2,7 +2,8 @@
  * `run --watch` and `get --watch`: follows a run until it is final. The SSE stream says when
  * something happened (and, off a terminal, each event is a line); the run's summary and its
  * active steps are then read again for the frame. Should the stream fail for good, it falls back
- * to long polling. Answers the final status for the caller's exit code.
+ * to long polling. Answers the final status for the caller's exit code. With --json it writes
+ * nothing: the caller prints the final status document.
  */
 import { isFinal, type EdgestepClient, type RunSummary, type StepStatus } from "../client/index.ts";
 import type { Output } from "./output.ts";
@@ -74,8 +75,9 @@ export async function watchRun(
     out.clearFrame();
     out.restore();
   }
-  const failed = await stepsWith(client, state.run, ["failed"]);
-  out.lines(renderSummary(state.run, failed, out.paint));
+  // With --json the caller prints the final document instead.
+  if (!out.json)
+    out.lines(renderSummary(state.run, await stepsWith(client, state.run, ["failed"]), out.paint));
   return state.run;
 }
 
@@ -89,7 +91,7 @@ async function follow(
   try {
     for await (const event of client.events(runId)) {
       const line = describeEvent(event, runId);
-      if (line !== null && (!out.isTTY || KEPT_ON_TERMINAL.has(event.type))) {
+      if (line !== null && !out.json && (!out.isTTY || KEPT_ON_TERMINAL.has(event.type))) {
         out.line(`${out.paint("dim", clock(event.at))} ${line}`);
         draw();
       }

@@ -36,7 +36,11 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
         : `approval requested: edgestep approve ${runId} --step ${event.stepId}`;
     case "approval_granted":
     case "approval_denied":
-      return `${event.type.replace("_", " ")}${event.stepId ? ` for ${event.stepId}` : ""}`;
+      return (
+        event.type.replace("_", " ") +
+        (event.stepId ? ` for ${event.stepId}` : "") +
+        (d.comment ? `: ${d.comment}` : "")
+      );
     case "run_paused":
       return `run paused after ${d.iterations} iterations: edgestep resume ${runId}`;
     case "run_resumed":
