@@ -9,11 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import partialFailure from "../../examples/partial-failure.json";
+import retryDemo from "../../examples/retry.json";
 import { startUpstream, type Upstream } from "../upstream/server.ts";
 import { cli, normalize, startCli } from "./cli-harness.ts";
 import { bootWorker, type BootedWorker } from "./worker.ts";
 
 const LISTING_ROUTES = false;
+const DEMO_UPSTREAM = "http://127.0.0.1:8788";
 const KEY = "cli-e2e-key";
 
 let upstream: Upstream;
@@ -58,36 +60,39 @@ async function statusWhen(runId: string, done: (s: any) => boolean): Promise<any
 
 describe("edgestep run --watch", () => {
   it("prints one line per event off a terminal, then the summary, and exits 0 for a completed run", async () => {
-    const plan = {
-      name: "cli-retry",
-      steps: [
-        { id: "fetch", tool: "http", params: { url: `${upstream.url}/delay/50` } },
-        {
-          id: "flaky",
-          tool: "http",
-          dependsOn: ["fetch"],
-          params: { url: script("503,200") },
-          retry: { maxRetries: 2, baseDelayMs: 200, jitter: "none" },
-        },
-      ],
-    };
-    const result = await edgestep(["run", "-", "--watch"], JSON.stringify(plan));
+    // examples/retry.json (the README's retry demo), on this test's upstream, with shorter backoffs.
+    const plan = JSON.stringify(retryDemo)
+      .replaceAll(DEMO_UPSTREAM, upstream.url)
+      .replace('"baseDelayMs":1000', '"baseDelayMs":100');
+    const result = await edgestep(["run", "-", "--watch"], plan);
     expect(result.code, result.stderr).toBe(0);
+    const retried = (n: number) =>
+      expect.stringMatching(
+        new RegExp(
+          `^HH:MM:SS step flaky attempt ${n} failed: server_error \\(HTTP 503\\): .*; retry at HH:MM:SS$`,
+        ),
+      );
     expect(result.lines.map(normalize)).toEqual([
       "<run> submitted",
       "HH:MM:SS run started",
-      "HH:MM:SS step fetch started (attempt 1)",
-      "HH:MM:SS step fetch succeeded (<t>)",
+      "HH:MM:SS step facilities started (attempt 1)",
+      "HH:MM:SS step facilities succeeded (<t>)",
       "HH:MM:SS step flaky started (attempt 1)",
-      expect.stringMatching(
-        /^HH:MM:SS step flaky attempt 1 failed: server_error \(HTTP 503\): .*; retry at HH:MM:SS$/,
-      ),
+      retried(1),
       "HH:MM:SS step flaky started (attempt 2)",
+      retried(2),
+      "HH:MM:SS step flaky started (attempt 3)",
       "HH:MM:SS step flaky succeeded (<t>)",
+      "HH:MM:SS step report started (attempt 1)",
+      "HH:MM:SS step report succeeded (<t>)",
       "HH:MM:SS run finished: completed",
-      "run completed in <t>: 2 steps, 2 succeeded, 0 failed, 0 skipped, 0 cancelled",
+      "run completed in <t>: 3 steps, 3 succeeded, 0 failed, 0 skipped, 0 cancelled",
       "ended HH:MM:SS",
     ]);
+    const runId = JSON.parse((await edgestep(["run", "-", "--json"], plan)).stdout).runId;
+    await statusWhen(runId, (s) => s.status === "completed");
+    const results = JSON.parse((await edgestep(["results", runId])).stdout);
+    expect(results[2].data).toEqual({ facilities: ["F1", "F3"], calls: 3 });
   });
 
   it("exits 1 for a partial run and names what failed", async () => {
