@@ -26,7 +26,7 @@ export interface BootedWorker {
 }
 
 /** Bundles the Worker with wrangler into a fresh temporary directory; returns the script path. */
-export async function build(outdir: string, env?: string): Promise<string> {
+async function build(outdir: string, env?: string): Promise<string> {
   const wrangler = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
   await promisify(execFile)(
     process.execPath,
