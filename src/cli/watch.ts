@@ -66,11 +66,18 @@ export async function watchRun(
   };
   draw();
   const ticker = out.isTTY ? setInterval(draw, 1000) : undefined;
+  // Ctrl-C leaves the run going, and the terminal as it was: the cursor shown again.
+  const interrupted = () => {
+    out.restore();
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
   try {
     if (!isFinal(state.run.status)) await follow(client, runId, out, refresh, draw);
-    await reading;
+    await reading?.catch(() => {});
     state = await readState(client, runId);
   } finally {
+    process.off("SIGINT", interrupted);
     clearInterval(ticker);
     out.clearFrame();
     out.restore();

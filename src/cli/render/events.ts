@@ -3,8 +3,9 @@
  * `14:03:07 step shipments failed: server_error (HTTP 503): ...`. Pure.
  */
 import type { RunEvent } from "../../client/index.ts";
-import { clock, duration, someOf, stepError } from "./format.ts";
+import { clock, duration, someOf, stepError, type StepErrorLike } from "./format.ts";
 
+/** An event's `data`: its shape depends on its type (SPEC 6). */
 type Data = Record<string, any>;
 
 /** Events too frequent to be worth a line while watching. */
@@ -23,9 +24,9 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
     case "step_succeeded":
       return `${step} succeeded${typeof d.executionMs === "number" ? ` (${duration(d.executionMs)})` : ""}`;
     case "step_failed":
-      return `${step} failed: ${stepError(d as never)}`;
+      return `${step} failed: ${stepError(d as StepErrorLike)}`;
     case "step_retry_scheduled":
-      return `${step} attempt ${event.attempt} failed: ${stepError(d as never)}; retry at ${clock(d.nextAttemptAt)}`;
+      return `${step} attempt ${event.attempt} failed: ${stepError(d as StepErrorLike)}; retry at ${clock(d.nextAttemptAt)}`;
     case "step_skipped":
       return `${step} skipped (${d.reason})`;
     case "step_waiting":

@@ -45,8 +45,14 @@ export function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
+export interface StepErrorLike {
+  category: string;
+  message: string;
+  status?: number;
+}
+
 /** How a step error reads: `server_error (HTTP 503): upstream answered 503`. */
-export function stepError(error: { category: string; message: string; status?: number }): string {
+export function stepError(error: StepErrorLike): string {
   const status = error.status === undefined ? "" : ` (HTTP ${error.status})`;
   return `${error.category}${status}: ${error.message}`;
 }
