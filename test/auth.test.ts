@@ -168,3 +168,52 @@ describe("Authorization header", () => {
     expect(res.status).toBe(200);
   });
 });
+
+/** wrangler.toml's [env.production] sets REQUIRE_API_KEYS: without API_KEYS, /v1 is refused. */
+describe("a deployment that requires API keys", () => {
+  const validate = (bindings: Record<string, unknown>, key?: string) =>
+    app.fetch(
+      new Request("http://edgestep.test/v1/plans/validate", {
+        method: "POST",
+        body: JSON.stringify(plan),
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+      }),
+      { ...env, ...bindings },
+    );
+
+  it("refuses /v1 requests with a 503 that says what to set while API_KEYS is unset", async () => {
+    for (const REQUIRE_API_KEYS of ["true", true]) {
+      const res = await validate({ REQUIRE_API_KEYS, API_KEYS: "" });
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("auth_not_configured");
+      expect(body.error.message).toMatch(/wrangler secret put API_KEYS/);
+      expect(body.error.message).toMatch(/ALLOW_UNAUTHENTICATED=true/);
+    }
+  });
+
+  it("keeps /healthz open, and callbacks (their token is the credential)", async () => {
+    const bindings = { ...env, REQUIRE_API_KEYS: "true" };
+    expect((await app.fetch(new Request("http://edgestep.test/healthz"), bindings)).status).toBe(
+      200,
+    );
+    const callback = await app.fetch(
+      new Request("http://edgestep.test/v1/callbacks/unknown-token", {
+        method: "POST",
+        body: JSON.stringify({ output: 1 }),
+      }),
+      bindings,
+    );
+    expect(callback.status).toBe(404);
+  });
+
+  it("serves without authentication when explicitly opted out", async () => {
+    const res = await validate({ REQUIRE_API_KEYS: "true", ALLOW_UNAUTHENTICATED: "true" });
+    expect(res.status).toBe(200);
+  });
+
+  it("authenticates as usual once API_KEYS is set", async () => {
+    expect((await validate({ REQUIRE_API_KEYS: "true", API_KEYS: "k1" }, "k1")).status).toBe(200);
+    expect((await validate({ REQUIRE_API_KEYS: "true", API_KEYS: "k1" })).status).toBe(401);
+  });
+});

@@ -320,6 +320,21 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect(union).toEqual(full);
   });
 
+  it("answers 204 once a final run has nothing left to send, so an EventSource stops reconnecting", async () => {
+    const runId = await finishedRun();
+    const last = (await allEvents(runId)).at(-1).seq;
+    for (const res of [
+      await sse(runId, { "last-event-id": String(last) }),
+      await sse(runId, {}, `?after=${last}`),
+    ]) {
+      expect(res.status).toBe(204);
+      expect(await res.text()).toBe("");
+    }
+    // One event short of the end, the stream still carries it.
+    const rest = parseSse(await (await sse(runId, { "last-event-id": String(last - 1) })).text());
+    expect(rest.map((m) => Number(m.id))).toEqual([last]);
+  });
+
   it("takes ?after= when there is no Last-Event-ID", async () => {
     const runId = await finishedRun();
     const full = await allEvents(runId);

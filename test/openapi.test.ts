@@ -2,12 +2,15 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
+import openApiFile from "../docs/openapi.json";
 import planSchemaFile from "../docs/plan.schema.json";
 import { createApp } from "../src/api/app";
+import { LOCAL_SERVER, openApiDocument } from "../src/api/openapi/document";
 import {
   controlResultSchema,
   errorSchema,
   eventsPageSchema,
+  healthSchema,
   runCreatedSchema,
   runPlanSchema,
   runStatusSchema,
@@ -16,6 +19,7 @@ import {
   validateResultSchema,
 } from "../src/api/schemas";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
+import { DEFAULT_MAX_STEPS } from "../src/engine/plan-schema";
 import { api, drive, runStub, status, unique, upstreamUrl } from "./helpers";
 import { post, start, stepDetail } from "./flow-helpers";
 
@@ -43,11 +47,15 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("describes the plan body with the same schema that validates it", async () => {
+  it("describes the plan body with the same schema that validates it, as a referenced component", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const body = doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
-    expect(body.additionalProperties).toBe(false);
-    expect(body.properties.config.properties.maxParallel).toMatchObject({
+    expect(body).toEqual({ $ref: "#/components/schemas/Plan" });
+    expect(
+      doc.paths["/v1/plans/validate"].post.requestBody.content["application/json"].schema,
+    ).toEqual(body);
+    expect(doc.components.schemas.Plan.additionalProperties).toBe(false);
+    expect(doc.components.schemas.PlanConfig.properties.maxParallel).toMatchObject({
       minimum: 1,
       maximum: 100,
     });
@@ -60,18 +68,69 @@ describe("GET /openapi.json", () => {
     });
     const doc = (await res.json()) as any;
     expect(doc.components.schemas.Plan.properties.steps.maxItems).toBe(7);
-    expect(
-      doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema.properties.steps
-        .maxItems,
-    ).toBe(7);
   });
 
-  it("declares a 401 on every operation that needs an API key, and none on the open ones", async () => {
+  it("names the Worker that serves it as the server", async () => {
+    const res = await createApp().fetch(
+      new Request("https://edgestep.example.com/openapi.json"),
+      env,
+    );
+    const doc = (await res.json()) as any;
+    expect(doc.servers).toEqual([
+      { url: "https://edgestep.example.com", description: "this Worker" },
+    ]);
+  });
+
+  it("gives every operation a unique operationId usable as a method name", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const ids = Object.values<any>(doc.paths).flatMap((ops) =>
+      Object.values<any>(ops).map((op) => op.operationId),
+    );
+    expect(ids.length).toBeGreaterThan(15);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("references components for every JSON body instead of inlining copies", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const refs = (schema: any): boolean =>
+      typeof schema.$ref === "string" ||
+      (schema.type === "array" && refs(schema.items)) ||
+      (Array.isArray(schema.oneOf) && schema.oneOf.every(refs));
+    for (const [path, operations] of Object.entries<any>(doc.paths)) {
+      if (path === "/openapi.json") continue;
+      for (const [method, op] of Object.entries<any>(operations)) {
+        const bodies = [op.requestBody, ...Object.values<any>(op.responses)];
+        for (const b of bodies) {
+          const schema = b?.content?.["application/json"]?.schema;
+          if (schema) expect(refs(schema), `${method} ${path}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("types requests in their input shape and responses in their output shape", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const { Plan, PlanConfig, RunStatus } = doc.components.schemas;
+    // What a user writes: defaulted fields are optional, their defaults said in words.
+    expect(Plan.required).toEqual(["steps"]);
+    expect(PlanConfig.required).toBeUndefined();
+    expect(PlanConfig.properties.maxParallel.default).toBeUndefined();
+    expect(PlanConfig.properties.maxParallel.description).toMatch(/Default: 5/);
+    // What the Worker answers: a run's mode always has its iteration limit.
+    const continuous = RunStatus.properties.mode.oneOf.find(
+      (m: any) => m.properties.type.const === "continuous",
+    );
+    expect(continuous.required).toContain("maxIterations");
+  });
+
+  it("declares a 401 and a 503 on every operation that needs an API key, and none on the open ones", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     for (const [path, operations] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(operations)) {
         const open = Array.isArray(op.security) && op.security.length === 0;
         expect(op.responses["401"] !== undefined, `${method} ${path}`).toBe(!open);
+        expect(op.responses["503"] !== undefined, `${method} ${path}`).toBe(!open);
       }
     }
     expect(doc.paths["/v1/runs/{runId}"].get.responses["401"]).toBeDefined();
@@ -80,7 +139,10 @@ describe("GET /openapi.json", () => {
   it("declares POST /v1/runs's 429 with its Retry-After header", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const tooMany = doc.paths["/v1/runs"].post.responses["429"];
-    expect(tooMany.content["application/json"].schema.properties.error).toBeDefined();
+    expect(tooMany.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/Error",
+    });
+    expect(doc.components.schemas.Error.properties.error).toBeDefined();
     expect(tooMany.headers["Retry-After"]).toBeDefined();
   });
 });
@@ -217,12 +279,22 @@ describe("responses match the OpenAPI response schemas", () => {
     expectShape(stepDetailSchema, await stepDetail(runId, "r"));
   });
 
-  it("validation and error bodies", async () => {
+  it("validation (with warnings), creation with warnings, health and error bodies", async () => {
     const valid = await api("/v1/plans/validate", {
       method: "POST",
       body: JSON.stringify({ steps: [{ tool: "pass" }] }),
     });
     expectShape(validateResultSchema, await valid.json());
+    const noted = { steps: [{ tool: "pass", note: "an agent's note" }] };
+    const warned = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify(noted) });
+    const warnedBody = (await warned.json()) as any;
+    expect(warnedBody.warnings).toHaveLength(1);
+    expectShape(validateResultSchema, warnedBody);
+    const created = await api("/v1/runs", { method: "POST", body: JSON.stringify(noted) });
+    const createdBody = (await created.json()) as any;
+    expect(createdBody.warnings).toHaveLength(1);
+    expectShape(runCreatedSchema, createdBody);
+    expectShape(healthSchema, await json("/healthz"));
     const invalid = await api("/v1/plans/validate", {
       method: "POST",
       body: JSON.stringify({ steps: [] }),
@@ -232,8 +304,14 @@ describe("responses match the OpenAPI response schemas", () => {
   });
 });
 
-describe("docs/plan.schema.json", () => {
-  it("is current with the zod schema (regenerate with npm run schema)", () => {
+describe("generated documents in docs/ (regenerate with npm run schema)", () => {
+  it("docs/plan.schema.json is current with the zod schema", () => {
     expect(planSchemaFile).toEqual(planJsonSchema());
+  });
+
+  it("docs/openapi.json is the document a Worker serves, with the local server", async () => {
+    const served = (await (await api("/openapi.json")).json()) as any;
+    expect(openApiFile).toEqual({ ...served, servers: [LOCAL_SERVER] });
+    expect(openApiFile).toEqual(openApiDocument(DEFAULT_MAX_STEPS));
   });
 });

@@ -26,7 +26,7 @@ function notFound(runId: string): never {
 
 runRoutes.post("/", async (c) => {
   const config = settings(c.env);
-  const plan = await compileRequest(c, config);
+  const { plan, warnings } = await compileRequest(c, config);
   const owner = c.get("owner");
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
@@ -40,7 +40,7 @@ runRoutes.post("/", async (c) => {
   const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
   const answer = (status: string, code: 200 | 202) => {
     c.header("Location", statusUrl);
-    return c.json({ runId, status, statusUrl }, code);
+    return c.json({ runId, status, statusUrl, ...(warnings && { warnings }) }, code);
   };
   // Quota is taken last, for a run about to be created: neither an invalid request nor a
   // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.

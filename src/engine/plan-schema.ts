@@ -73,6 +73,18 @@ export const webhookSchema = z.strictObject({
   secret: z.string().min(1).max(1024).optional(),
 });
 
+/**
+ * A run's tags (SPEC 8.1): at most 20, keys like step ids, string values of at most 256
+ * characters. Status and listing documents show them; the plan's `tags` field takes them
+ * when the listing work (SPEC 8) adds it to `planSchema`.
+ */
+export const tagsSchema = z
+  .record(
+    z.string().regex(STEP_ID_PATTERN, "a tag key must match ^[A-Za-z0-9_.-]{1,64}$"),
+    z.string().max(256, "a tag value has at most 256 characters"),
+  )
+  .refine((tags) => Object.keys(tags).length <= 20, "at most 20 tags");
+
 export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
   return z.strictObject({
     name: z.string().max(200).optional(),

@@ -1,9 +1,36 @@
 /**
- * zod schemas of the API's inputs and outputs. Routes validate with them and the
- * OpenAPI document (src/api/openapi.ts) is generated from them, so the two cannot drift.
+ * zod schemas of the v1 routes' inputs and outputs (SPEC 6). Routes validate with them, the
+ * OpenAPI document (src/api/openapi.ts) is generated from them and the typed client
+ * (src/client/) derives its types from them, so the three cannot drift.
  */
 import { z } from "zod";
-import { HARD_MAX_STEPS, modeSchema, planSchema } from "../engine/plan-schema";
+import { HARD_MAX_STEPS, modeSchema, planSchema, tagsSchema } from "../../engine/plan-schema.ts";
+
+/** Run statuses (SPEC 5.8), in lifecycle order. */
+export const RUN_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+  "paused",
+  "completed",
+  "partial",
+  "failed",
+  "cancelled",
+] as const;
+export const runStatusValueSchema = z.enum(RUN_STATUSES);
+
+/** Step statuses (SPEC 5.8). */
+export const STEP_STATUSES = [
+  "pending",
+  "running",
+  "retrying",
+  "waiting",
+  "succeeded",
+  "failed",
+  "skipped",
+  "cancelled",
+] as const;
+export const stepStatusValueSchema = z.enum(STEP_STATUSES);
 
 export const resumeBodySchema = z.strictObject({
   iterations: z
@@ -45,87 +72,38 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-const STEP_STATUSES = [
-  "pending",
-  "running",
-  "retrying",
-  "waiting",
-  "succeeded",
-  "failed",
-  "skipped",
-  "cancelled",
-] as const;
-
-/** `GET /v1/runs/:runId?view=&wait=` (SPEC 6.1). */
-export const runQuerySchema = z.object({
-  view: z
-    .enum(["full", "summary"])
-    .default("full")
-    .describe("summary: every field but `steps`, in a size independent of the plan's"),
-  wait: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(30_000)
-    .optional()
-    .describe(
-      "long poll: answer as soon as the document differs from the one If-None-Match names, at the latest after this many ms (then 304)",
-    ),
-});
-
-/** `GET /v1/runs/:runId/steps?status=&after=&limit=` (SPEC 6.1). */
-export const stepsQuerySchema = z.strictObject({
-  status: z
-    .string()
-    .transform((text, ctx) => {
-      const items = [
-        ...new Set(
-          text
-            .split(",")
-            .map((s) => s.trim())
-            .filter((s) => s !== ""),
-        ),
-      ];
-      const unknown = items.find((s) => !(STEP_STATUSES as readonly string[]).includes(s));
-      if (unknown !== undefined || items.length === 0) {
-        const what =
-          unknown === undefined ? "empty list" : `unknown value "${unknown.slice(0, 64)}"`;
-        ctx.addIssue({
-          code: "custom",
-          message: `${what}: expected a comma list of ${STEP_STATUSES.join(", ")}`,
-        });
-        return z.NEVER;
-      }
-      return items as (typeof STEP_STATUSES)[number][];
-    })
-    .optional(),
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe("a step index: the page starts after it"),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-});
-
 /*
  * Response schemas. Strict (an undeclared field is an error) because a test parses real
  * responses with them (test/openapi.test.ts): a field added to a view but not here fails it,
  * so the OpenAPI document (additionalProperties: false) cannot fall behind the API.
  */
 
+/** A problem, or a warning, located by a dotted path into the request (`steps.2.dependsOn.0`). */
+export const issueSchema = z.strictObject({ path: z.string(), message: z.string() });
+
 export const errorSchema = z.strictObject({
   error: z.strictObject({
-    code: z.string(),
+    code: z
+      .string()
+      .describe(
+        "invalid_plan, egress_denied, invalid_request, payload_too_large, unauthorized, not_found, conflict, rate_limited, auth_not_configured, internal",
+      ),
     message: z.string(),
-    issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
+    issues: z.array(issueSchema).optional(),
   }),
 });
 
+/** Unknown step fields that were ignored (SPEC 2.1 keeps accepting an agent's extra notes). */
+const warningsSchema = z
+  .array(issueSchema)
+  .optional()
+  .describe("unknown step fields that were ignored, by path; absent when there are none");
+
 export const runCreatedSchema = z.strictObject({
   runId: z.string().regex(/^run_[0-9a-f]{32}$/),
-  status: z.string(),
+  status: runStatusValueSchema,
   statusUrl: z.url(),
+  warnings: warningsSchema,
 });
 
 export const validateResultSchema = z.strictObject({
@@ -133,9 +111,17 @@ export const validateResultSchema = z.strictObject({
   order: z.array(z.string()).describe("step ids in a topological order"),
   levels: z.array(z.array(z.string())).describe("step ids by dependency depth"),
   criticalPath: z.array(z.string()).describe("step ids of the longest chain, by step count"),
+  warnings: warningsSchema,
 });
 
-export const controlResultSchema = z.strictObject({ runId: z.string(), status: z.string() });
+export const controlResultSchema = z.strictObject({
+  runId: z.string(),
+  status: runStatusValueSchema,
+});
+
+export const callbackResultSchema = z.strictObject({ ok: z.literal(true) });
+
+export const healthSchema = z.strictObject({ ok: z.literal(true) });
 
 const stepErrorSchema = z.strictObject({
   category: z.string(),
@@ -151,16 +137,7 @@ export const stepStatusSchema = z.strictObject({
   id: z.string(),
   index: z.int(),
   tool: z.string(),
-  status: z.enum([
-    "pending",
-    "running",
-    "retrying",
-    "waiting",
-    "succeeded",
-    "failed",
-    "skipped",
-    "cancelled",
-  ]),
+  status: stepStatusValueSchema,
   reason: z.string().optional(),
   attempts: z.int(),
   startedAt: z.string().nullable(),
@@ -235,16 +212,8 @@ const webhookStatusSchema = z.strictObject({
 export const runStatusSchema = z.strictObject({
   runId: z.string(),
   name: z.string().nullable(),
-  status: z.enum([
-    "pending",
-    "running",
-    "waiting",
-    "paused",
-    "completed",
-    "partial",
-    "failed",
-    "cancelled",
-  ]),
+  status: runStatusValueSchema,
+  tags: tagsSchema.optional().describe("the plan's tags (SPEC 8.1)"),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
