@@ -1,44 +1,35 @@
 /**
- * `npm run bench`: boots edgestep (and a bench Worker holding a Cloudflare Workflow and
- * hand-written baselines) in one local workerd through Miniflare, next to the loopback
- * upstream, and measures (bench/README.md says exactly how):
- *   (a) per-step overhead of a 200-step `pass` chain, against the same chain as a Workflow
- *   (b) makespan of 50 parallel 100 ms `http` steps, over 100 ms
- *   (c) makespan of a seeded random 200-step DAG, over its critical path
+ * `npm run bench:engine`: engine figures, NOT what users see (`npm run bench` measures that,
+ * through `wrangler dev` with a polling client). Boots edgestep and a Worker of hand-written
+ * baselines in one local workerd through Miniflare (direct sockets, sparse polling), next to an
+ * in-process loopback upstream, and measures (bench/README.md says exactly how):
+ *   (b) makespan of 50 parallel 100 ms `http` steps, over 100 ms (server clock), with baselines
+ *   (c) makespan of a seeded random 200-step DAG, over its critical path, with baselines
  *   (d) submitting a 10,000-step plan, and pure scheduler cost per step at 100/1k/10k steps
- * Prints a markdown table and writes bench/results.json. Not part of `npm test`.
+ * Prints a markdown table and writes bench/engine/results.json. Not part of `npm test`.
  *
  * Environment: BENCH_REPEATS (default 5), BENCH_SEED (default 42), BENCH_REF (measure that git
  * revision instead of the working tree), BENCH_DO_STORAGE=tmpfs (Durable Object storage on
  * /dev/shm: a diagnostic, not the default).
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { format, resolveConfig } from "prettier";
-import { startUpstream, type Upstream } from "../test/upstream/server.ts";
+import { startUpstream, type Upstream } from "../../test/upstream/server.ts";
 import {
   Api,
-  BENCH_DIR,
+  ENGINE_DIR,
   boot,
   buildWorker,
   expectCompleted,
   iso,
   loadEngine,
   sleep,
-  sourceTree,
 } from "./harness.ts";
-import {
-  dagPlan,
-  dagUrl,
-  dependsOnChain,
-  fanDag,
-  passChain,
-  randomDag,
-  type Dag,
-} from "./plans.ts";
+import { gitCommit, sourceTree } from "../source-tree.ts";
+import { dagPlan, dagUrl, dependsOnChain, fanDag, randomDag, type Dag } from "../plans.ts";
 import { compile, median, schedulerBench } from "./scheduler-bench.ts";
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -47,21 +38,9 @@ const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 5));
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const STORAGE = process.env.BENCH_DO_STORAGE === "tmpfs" ? "tmpfs" : "disk";
 const REF = process.env.BENCH_REF || undefined;
-const CHAIN = 200;
 const BIG = 10_000;
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
-const gitCommit = (ref: string): string | null => {
-  try {
-    return execFileSync("git", ["rev-parse", ref], {
-      cwd: BENCH_DIR,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-  } catch {
-    return null;
-  }
-};
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const spread = (xs: readonly number[]) => Math.max(...xs) - Math.min(...xs);
 /** Median of one field over samples. */
@@ -76,43 +55,6 @@ async function rounds<T>(label: string, fn: (round: number) => Promise<T>): Prom
     log(`  ${label}: round ${i + 1}/${REPEATS}`);
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// (a) 200-step chain: edgestep vs Cloudflare Workflows, client-side wall time
-// ---------------------------------------------------------------------------------------
-
-async function edgestepChain(api: Api, n: number) {
-  const { runId, t0, acceptedMs } = await api.submit(passChain(n));
-  const { view, seenAt } = await api.waitRun(runId, 2);
-  expectCompleted(view, `pass chain of ${n}`);
-  return {
-    wallMs: seenAt - t0,
-    acceptedMs,
-    /** Server clock: createdAt -> startedAt is the alarm's delivery, startedAt -> endedAt the execution. */
-    alarmLagMs: iso(view.startedAt) - iso(view.createdAt),
-    execMs: iso(view.endedAt) - iso(view.startedAt),
-    iterations: view.iterations,
-  };
-}
-
-async function workflowChain(bench: string, n: number) {
-  const t0 = performance.now();
-  const created = (await (await fetch(`${bench}/workflow/create?n=${n}`)).json()) as { id: string };
-  for (;;) {
-    const st = (await (await fetch(`${bench}/workflow/status?id=${created.id}`)).json()) as {
-      status: string;
-      error?: unknown;
-      output?: { steps: number };
-    };
-    if (st.status === "complete") {
-      if (st.output?.steps !== n) throw new Error(`workflow output ${JSON.stringify(st.output)}`);
-      return { wallMs: performance.now() - t0 };
-    }
-    if (st.status === "errored" || st.status === "terminated")
-      throw new Error(`workflow ${st.status}: ${JSON.stringify(st.error)}`);
-    await sleep(2);
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -384,45 +326,8 @@ async function main(): Promise<void> {
     const api = new Api(booted.edgestep);
     const bench = booted.bench;
 
-    // (a) Rounds interleave the four measurements so load drift hits all of them alike.
-    log(`(a) ${CHAIN}-step chain: edgestep \`pass\` steps vs a Workflow's step.do...`);
-    const chain = await rounds("chain", async () => ({
-      es: await edgestepChain(api, CHAIN),
-      wf: await workflowChain(bench, CHAIN),
-      es1: await edgestepChain(api, 1),
-      wf1: await workflowChain(bench, 1),
-    }));
-    const esWall = med(chain, (x) => x.es.wallMs);
-    const wfWall = med(chain, (x) => x.wf.wallMs);
-    const es1Wall = med(chain, (x) => x.es1.wallMs);
-    const wf1Wall = med(chain, (x) => x.wf1.wallMs);
-    const a = {
-      steps: CHAIN,
-      method:
-        "client wall time, POST /v1/runs (or Workflow create()) -> first poll that sees it complete (2 ms polls), divided by the step count",
-      edgestep: {
-        perStepMs: esWall / CHAIN,
-        wallMs: esWall,
-        acceptedMs: med(chain, (x) => x.es.acceptedMs),
-        serverAlarmLagMs: med(chain, (x) => x.es.alarmLagMs),
-        serverExecMs: med(chain, (x) => x.es.execMs),
-        iterations: med(chain, (x) => x.es.iterations),
-        oneStepWallMs: es1Wall,
-        marginalPerStepMs: (esWall - es1Wall) / (CHAIN - 1),
-      },
-      workflows: {
-        perStepMs: wfWall / CHAIN,
-        wallMs: wfWall,
-        oneStepWallMs: wf1Wall,
-        marginalPerStepMs: (wfWall - wf1Wall) / (CHAIN - 1),
-      },
-      ratio: esWall / wfWall,
-      marginalRatio: (esWall - es1Wall) / (wfWall - wf1Wall),
-      samples: chain,
-    };
-
     log(
-      "(b) 50 × /delay/100, maxParallel 50 (plus a plain-Worker and a Durable Object baseline)...",
+      "(b) 50 × 100 ms calls, maxParallel 50 (plus a plain-Worker and a Durable Object baseline)...",
     );
     const fan = fanDag(50, 100);
     const b = summarize(
@@ -491,25 +396,7 @@ async function main(): Promise<void> {
         .join(" / ")} µs`;
     const rows: Row[] = [
       {
-        metric: `(a) edgestep per step, ${CHAIN}-step \`pass\` chain (client wall ÷ ${CHAIN})`,
-        value: fmt(a.edgestep.perStepMs, 3),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: `(a) Workflows per step, ${CHAIN} × \`step.do\` (client wall ÷ ${CHAIN})`,
-        value: fmt(a.workflows.perStepMs, 3),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: "(a) edgestep ÷ Workflows, per-step time",
-        value: a.ratio.toFixed(3),
-        goal: "≤ 0.5",
-        met: a.ratio <= 0.5,
-      },
-      {
-        metric: "(b) 50 × `/delay/100`, maxParallel 50: makespan ÷ 100 ms",
+        metric: "(b) 50 × 100 ms calls, maxParallel 50: makespan ÷ 100 ms",
         value: `${b.ratio.toFixed(3)} (${fmt(b.makespanMs, 0)})`,
         goal: "≤ 1.3",
         met: b.ratio <= 1.3,
@@ -548,7 +435,7 @@ async function main(): Promise<void> {
     const table = markdown(rows);
     const loadAfter = loadavg()[0]!;
     const header =
-      `edgestep bench: median of ${REPEATS} rounds after a warm-up; ${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}; ` +
+      `edgestep engine bench (Miniflare, direct sockets: not what users see): median of ${REPEATS} rounds after a warm-up; ${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}; ` +
       `Node ${process.version}; local workerd (Miniflare), Durable Object storage on ${STORAGE}; ${REF ? `revision ${REF}` : "working tree"}`;
     const bd = (x: { dispatchLag: number; outbound: number; inbound: number }, dp = 0) =>
       `dispatch lag ${fmt(x.dispatchLag, dp)}, outbound ${fmt(x.outbound, dp)}, inbound ${fmt(x.inbound, dp)}`;
@@ -556,9 +443,6 @@ async function main(): Promise<void> {
       `a plain Worker: ${x.plainWorker.ratio.toFixed(3)}; a Durable Object writing edgestep's rows (step, attempt, event) at each start and end: ` +
       `${x.durableObject.ratio.toFixed(3)}; the same with ends that arrive together written in one transaction: ${x.durableObjectBatched.ratio.toFixed(3)}`;
     const notes = [
-      `(a) edgestep: POST→202 ${fmt(a.edgestep.acceptedMs)}, alarm lag ${fmt(a.edgestep.serverAlarmLagMs, 0)}, execution ${fmt(a.edgestep.serverExecMs, 0)} ` +
-        `in ${a.edgestep.iterations} iteration(s); a 1-step run takes ${fmt(es1Wall)}, so ${fmt(a.edgestep.marginalPerStepMs, 3)} per extra step.`,
-      `    Workflows: a 1-step instance takes ${fmt(wf1Wall)}, ${fmt(a.workflows.marginalPerStepMs, 3)} per extra step. Marginal ratio ${a.marginalRatio.toFixed(3)}.`,
       `(b) the same 50 calls from ${same(b.baselines)}.`,
       `    First call ${fmt(b.firstCallAfterStartMs, 0)} after run start (Durable Object baseline: ${fmt(b.baselines.durableObject.firstCallAfterStartMs, 0)}); ` +
         `the upstream answered all 50 within ${fmt(b.answersSpreadMs, 0)}, edgestep recorded their ends over ${fmt(b.endsSpreadMs, 0)} ` +
@@ -586,7 +470,6 @@ async function main(): Promise<void> {
           ? { ref: REF, commit: gitCommit(REF) }
           : { ref: "working tree", commit: gitCommit("HEAD") },
       },
-      a,
       b,
       c,
       d,
@@ -595,12 +478,12 @@ async function main(): Promise<void> {
       notes,
       benchSeconds: Math.round((performance.now() - began) / 100) / 10,
     };
-    const file = join(BENCH_DIR, "results.json");
+    const file = join(ENGINE_DIR, "results.json");
     // Formatted as the repository's Prettier config would, so `prettier --check` stays quiet.
     const style = (await resolveConfig(file)) ?? {};
     writeFileSync(file, await format(JSON.stringify(results), { ...style, parser: "json" }));
     console.log(
-      `\n${header}\n\n${table}\n\n${notes.join("\n")}\n\nwrote bench/results.json (${results.benchSeconds} s)`,
+      `\n${header}\n\n${table}\n\n${notes.join("\n")}\n\nwrote bench/engine/results.json (${results.benchSeconds} s)`,
     );
   } finally {
     await booted?.mf.dispose();
