@@ -13,7 +13,7 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 /** An ISO-8601 time from the API, as epoch ms (NaN when absent). */
 export const iso = (s: string | null | undefined): number => (s ? Date.parse(s) : NaN);
 
-const RUN_FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
+export const RUN_FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
 
 export interface RunDoc {
   runId: string;
@@ -135,7 +135,7 @@ export class Edgestep {
     runId: string,
     pollMs: number,
     view: "full" | "summary",
-    timeoutMs = 120_000,
+    timeoutMs = 300_000,
   ): Promise<Followed<RunDoc>> {
     const seen = await follow(
       () => this.read(runId, view),

@@ -7,9 +7,9 @@
  * reported apart, as `headMs` and `seenAfterLastAnswerMs`.
  */
 import { iso, type Call, type Followed, type Submitted } from "./client.ts";
-import type { Ctx } from "./context.ts";
+import { ms, NONE, type Ctx, type Row } from "./context.ts";
 import { dagPlan, dagUrl, type Dag } from "./plans.ts";
-import { mean, median } from "./stats.ts";
+import { mean, median, medians, rotate } from "./stats.ts";
 
 export interface DagTiming extends Record<string, number> {
   /** Upstream clock: first call arrived -> last call answered. */
@@ -94,4 +94,80 @@ export async function workflowsDag(
   const sent = await ctx.wf!.create({ kind: "dag", urls, deps: dag.deps });
   const seen = await ctx.wf!.follow(sent.id, pollMs);
   return timing(dag, await ctx.upstream.calls(tag, dag.latency.length), sent, seen);
+}
+
+/**
+ * Rounds of `dag` run by edgestep (`maxParallel`) and, unless BENCH_WORKFLOWS=0, by a
+ * Workflow, both polled every BENCH_POLL_MS, in an order that rotates from round to round.
+ */
+export async function dagRounds(
+  ctx: Ctx,
+  label: string,
+  dag: Dag,
+  maxParallel: number,
+  tag: string,
+) {
+  const samples = await ctx.rounds(label, async (round) => {
+    const s: { es?: EdgestepDagTiming; wf?: DagTiming } = {};
+    const jobs = [
+      async () =>
+        void (s.es = await edgestepDag(ctx, dag, maxParallel, `${tag}${round}es`, ctx.opts.pollMs)),
+      ...(ctx.wf
+        ? [
+            async () =>
+              void (s.wf = await workflowsDag(ctx, dag, `${tag}${round}wf`, ctx.opts.pollMs)),
+          ]
+        : []),
+    ];
+    for (const job of rotate(jobs, round)) await job();
+    return s;
+  });
+  return {
+    es: medians(samples.map((s) => s.es!)),
+    wf: ctx.wf ? medians(samples.map((s) => s.wf!)) : null,
+    samples,
+  };
+}
+
+export interface DagRowsSpec {
+  /** "(2)" */
+  id: string;
+  what: string;
+  /** What the times are divided by. */
+  unitMs: number;
+  unitName: string;
+  pollMs: number;
+  goal: number;
+}
+
+/**
+ * A DAG case's two rows: the makespan (upstream clock) ÷ the unit, with the goal for edgestep,
+ * and the client's wall time ÷ the unit: what a user waits.
+ */
+export function dagRows(spec: DagRowsSpec, es: DagTiming, wf: DagTiming | null): Row[] {
+  const show = (x: number) => `${(x / spec.unitMs).toFixed(3)} (${ms(x)})`;
+  const row = (pick: (t: DagTiming) => number, metric: string) => ({
+    metric,
+    edgestep: show(pick(es)),
+    workflows: wf ? show(pick(wf)) : NONE,
+    ratio: wf ? (pick(es) / pick(wf)).toFixed(3) : NONE,
+  });
+  return [
+    {
+      ...row(
+        (t) => t.makespanMs,
+        `${spec.id} ${spec.what}: makespan ÷ ${spec.unitName} (upstream clock; polls every ${spec.pollMs} ms)`,
+      ),
+      goal: `edgestep ≤ ${spec.goal}`,
+      met: es.makespanMs / spec.unitMs <= spec.goal,
+    },
+    {
+      ...row(
+        (t) => t.clientWallMs,
+        `${spec.id} the same: client wall time (request → seen completed) ÷ ${spec.unitName}`,
+      ),
+      goal: NONE,
+      met: null,
+    },
+  ];
 }

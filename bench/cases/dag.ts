@@ -5,7 +5,7 @@
  * (4) The same DAG by edgestep polled every 10 ms and every 500 ms: makespan ÷ makespan.
  */
 import { ms, NONE, type CaseResult, type Ctx } from "../context.ts";
-import { edgestepDag, workflowsDag, type DagTiming, type EdgestepDagTiming } from "../dag-runs.ts";
+import { dagRounds, dagRows, edgestepDag, type EdgestepDagTiming } from "../dag-runs.ts";
 import { randomDag, type Dag } from "../plans.ts";
 import { medians, rotate } from "../stats.ts";
 
@@ -26,45 +26,21 @@ function describe(dag: Dag, seed: number): string {
 
 export async function dagCase(ctx: Ctx): Promise<CaseResult> {
   const dag = benchDag(ctx.opts.seed);
-  const samples = await ctx.rounds("random DAG", async (round) => {
-    const s: { es?: EdgestepDagTiming; wf?: DagTiming } = {};
-    const tag = `dag${round}`;
-    const jobs = [
-      async () =>
-        void (s.es = await edgestepDag(ctx, dag, MAX_PARALLEL, `${tag}es`, ctx.opts.pollMs)),
-      ...(ctx.wf
-        ? [async () => void (s.wf = await workflowsDag(ctx, dag, `${tag}wf`, ctx.opts.pollMs))]
-        : []),
-    ];
-    for (const job of rotate(jobs, round)) await job();
-    return s;
-  });
-  const es = medians(samples.map((s) => s.es!));
-  const wf = ctx.wf ? medians(samples.map((s) => s.wf!)) : null;
-  const value = (t: DagTiming) =>
-    `${(t.makespanMs / dag.criticalPathMs).toFixed(3)} (${ms(t.makespanMs)})`;
-  const wall = (t: DagTiming) =>
-    `${(t.clientWallMs / dag.criticalPathMs).toFixed(3)} (${ms(t.clientWallMs)})`;
+  const { es, wf, samples } = await dagRounds(ctx, "random DAG", dag, MAX_PARALLEL, "dag");
   const hops = dag.criticalPath.length - 1;
   return {
-    rows: [
+    rows: dagRows(
       {
-        metric: `(3) ${describe(dag, ctx.opts.seed)}: makespan ÷ critical path (upstream clock; polls every ${ctx.opts.pollMs} ms)`,
-        edgestep: value(es),
-        workflows: wf ? value(wf) : NONE,
-        ratio: wf ? (es.makespanMs / wf.makespanMs).toFixed(3) : NONE,
-        goal: `edgestep ≤ ${GOAL}`,
-        met: es.makespanMs / dag.criticalPathMs <= GOAL,
+        id: "(3)",
+        what: describe(dag, ctx.opts.seed),
+        unitMs: dag.criticalPathMs,
+        unitName: "critical path",
+        pollMs: ctx.opts.pollMs,
+        goal: GOAL,
       },
-      {
-        metric: "(3) the same: client wall time (request → seen completed) ÷ critical path",
-        edgestep: wall(es),
-        workflows: wf ? wall(wf) : NONE,
-        ratio: wf ? (es.clientWallMs / wf.clientWallMs).toFixed(3) : NONE,
-        goal: NONE,
-        met: null,
-      },
-    ],
+      es,
+      wf,
+    ),
     notes: [
       `(3) edgestep: hop (a dependency answered → its dependent's call arrived, upstream clock) ${ms(es.hopMeanMs, 1)} on average, ` +
         `${ms(es.hopCriticalPathMs)} over the critical path's ${hops} hops; request → first call ${ms(es.headMs)} (alarm delay ${ms(es.alarmDelayMs)}); ` +

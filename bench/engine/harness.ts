@@ -12,17 +12,13 @@ import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type * as Engine from "./pure-engine.ts";
+import { RUN_FINAL, iso, sleep } from "../client.ts";
 import type { BenchPlan } from "../plans.ts";
 import { ROOT } from "../source-tree.ts";
 
 /** bench/engine/ */
 export const ENGINE_DIR = dirname(fileURLToPath(import.meta.url));
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-/** An ISO-8601 time from the API, as epoch ms (NaN when absent). */
-export const iso = (s: string | null | undefined): number => (s ? Date.parse(s) : NaN);
-
-const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
 const STEP_FINISHED = new Set(["succeeded", "failed", "skipped", "cancelled"]);
 
 export interface RunView {
@@ -193,7 +189,7 @@ export class Api {
     for (;;) {
       const { body } = await this.json<RunView>(`/v1/runs/${runId}`);
       const seenAt = performance.now();
-      if (FINAL.has(body.status)) return { view: body, seenAt };
+      if (RUN_FINAL.has(body.status)) return { view: body, seenAt };
       if (seenAt > deadline)
         throw new Error(`run ${runId} still ${body.status} after ${timeoutMs} ms`);
       await sleep(pollMs);

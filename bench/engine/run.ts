@@ -18,16 +18,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { format, resolveConfig } from "prettier";
 import { startUpstream, type Upstream } from "../../test/upstream/server.ts";
-import {
-  Api,
-  ENGINE_DIR,
-  boot,
-  buildWorker,
-  expectCompleted,
-  iso,
-  loadEngine,
-  sleep,
-} from "./harness.ts";
+import { Api, ENGINE_DIR, boot, buildWorker, expectCompleted, loadEngine } from "./harness.ts";
+import { iso, sleep } from "../client.ts";
 import { gitCommit, sourceTree } from "../source-tree.ts";
 import { dagPlan, dagUrl, dependsOnChain, fanDag, randomDag, type Dag } from "../plans.ts";
 import { compile, median, schedulerBench } from "./scheduler-bench.ts";
@@ -398,14 +390,14 @@ async function main(): Promise<void> {
       {
         metric: "(b) 50 × 100 ms calls, maxParallel 50: makespan ÷ 100 ms",
         value: `${b.ratio.toFixed(3)} (${fmt(b.makespanMs, 0)})`,
-        goal: "≤ 1.3",
-        met: b.ratio <= 1.3,
+        goal: "— (goals: `npm run bench`)",
+        met: null,
       },
       {
         metric: `(c) random 200-step DAG (seed ${SEED}): makespan ÷ critical path`,
         value: `${c.ratio.toFixed(3)} (${fmt(c.makespanMs, 0)} ÷ ${fmt(c.criticalPathMs, 0)})`,
-        goal: "≤ 1.15",
-        met: c.ratio <= 1.15,
+        goal: "— (goals: `npm run bench`)",
+        met: null,
       },
       {
         metric: `(d) ${BIG.toLocaleString("en")}-step plan: POST /v1/runs → 202`,
