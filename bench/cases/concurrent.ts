@@ -2,7 +2,8 @@
  * (5) Many runs at once: BENCH_CONCURRENT_RUNS (200) runs of a 5-step chain of 20 ms calls,
  * all submitted at once, each polled every 200 ms by its own client loop; the same batch of
  * Workflows. Batch time: the first request sent -> the last run seen final (client clock).
- * Every run's calls are checked in the upstream's log (each made exactly once).
+ * Every run's calls are checked in the upstream's log (each made exactly once). The warm-up
+ * rounds run batches of 20: enough to warm both up, and the full batches take minutes.
  */
 import type { Followed, Submitted } from "../client.ts";
 import { ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
@@ -13,6 +14,7 @@ const STEPS = 5;
 const CALL_MS = 20;
 const POLL_MS = 200;
 const GOAL = 0.3;
+const WARMUP_RUNS = 20;
 
 interface Batch extends Record<string, number> {
   batchMs: number;
@@ -28,11 +30,11 @@ interface Batch extends Record<string, number> {
 
 async function batch(
   ctx: Ctx,
+  n: number,
   dag: Dag,
   tag: string,
   one: (j: number) => Promise<{ sent: Submitted; seen: Followed<unknown> }>,
 ): Promise<Batch> {
-  const n = ctx.opts.concurrentRuns;
   const runs = await Promise.all(Array.from({ length: n }, (_, j) => one(j)));
   const calls = await ctx.upstream.calls(tag, n * dag.latency.length);
   const start = Math.min(...runs.map((r) => r.sent.t0));
@@ -56,22 +58,23 @@ async function batch(
 export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
   const dag = chainDag(STEPS, CALL_MS);
   const n = ctx.opts.concurrentRuns;
-  const edgestep = (tag: string) =>
-    batch(ctx, dag, tag, async (j) => {
+  const edgestep = (runs: number, tag: string) =>
+    batch(ctx, runs, dag, tag, async (j) => {
       const sent = await ctx.es.submit(dagPlan(ctx.upstreamUrl, dag, STEPS, tag, j * STEPS));
       return { sent, seen: await ctx.es.follow(sent.id, POLL_MS, ctx.opts.pollView) };
     });
-  const workflows = (tag: string) =>
-    batch(ctx, dag, tag, async (j) => {
+  const workflows = (runs: number, tag: string) =>
+    batch(ctx, runs, dag, tag, async (j) => {
       const urls = dag.latency.map((_, i) => dagUrl(ctx.upstreamUrl, dag, i, tag, j * STEPS));
       const sent = await ctx.wf!.create({ kind: "dag", urls, deps: dag.deps });
       return { sent, seen: await ctx.wf!.follow(sent.id, POLL_MS) };
     });
   const samples = await ctx.rounds(`${n} concurrent runs`, async (round) => {
     const s: { es?: Batch; wf?: Batch } = {};
+    const runs = round < 0 ? Math.min(WARMUP_RUNS, n) : n;
     const jobs = [
-      async () => void (s.es = await edgestep(`conc${round}es`)),
-      ...(ctx.wf ? [async () => void (s.wf = await workflows(`conc${round}wf`))] : []),
+      async () => void (s.es = await edgestep(runs, `conc${round}es`)),
+      ...(ctx.wf ? [async () => void (s.wf = await workflows(runs, `conc${round}wf`))] : []),
     ];
     for (const job of rotate(jobs, round)) await job();
     return s;
