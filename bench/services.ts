@@ -8,9 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { sleep } from "./client.ts";
 import { BENCH_DIR, ROOT } from "./source-tree.ts";
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface Service {
   name: string;
