@@ -12,7 +12,7 @@ import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type * as Engine from "./pure-engine.ts";
-import { RUN_FINAL, iso, sleep } from "../client.ts";
+import { RUN_FINAL, sleep, type RunDoc } from "../client.ts";
 import type { BenchPlan } from "../plans.ts";
 import { ROOT } from "../source-tree.ts";
 
@@ -21,13 +21,8 @@ export const ENGINE_DIR = dirname(fileURLToPath(import.meta.url));
 
 const STEP_FINISHED = new Set(["succeeded", "failed", "skipped", "cancelled"]);
 
-export interface RunView {
-  runId: string;
-  status: string;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  iterations: number;
+/** The full status document (the engine bench reads every step's times). */
+export interface RunView extends RunDoc {
   steps: {
     id: string;
     index: number;
