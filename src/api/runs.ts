@@ -70,7 +70,9 @@ runRoutes.get("/:runId", async (c) => {
     })) ?? notFound(runId);
   c.header("ETag", answer.etag);
   c.header("Cache-Control", "no-cache");
-  return answer.notModified ? c.body(null, 304) : c.json(answer.body);
+  if (answer.notModified) return c.body(null, 304);
+  // The run's Durable Object answers the document as JSON text: sent as it is.
+  return c.body(answer.json, 200, { "content-type": "application/json" });
 });
 
 runRoutes.get("/:runId/steps", async (c) => {
