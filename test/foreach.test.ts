@@ -3,23 +3,27 @@
  * `${index}`, at most `maxConcurrency` items in flight, each item its own attempt series
  * (own Idempotency-Key, own retries); `data` is the item data in item order.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { drive, runCalls, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
 import {
   abortObject,
+  advanceToAlarm,
+  alarmAt,
   alarmInBackground,
   byId,
+  drive,
+  fireAlarm,
   post,
-  rows,
-  sql,
+  runCalls,
+  runStub,
+  script,
   started,
+  status,
   stepDetail,
-  storedAlarm,
+  unique,
   until,
-} from "./flow-helpers";
-
-const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+  upstreamCalls,
+  upstreamUrl,
+} from "./helpers";
 
 /** The largest number of logged calls whose [at, endedAt] intervals overlap at one instant. */
 function maxOverlap(calls: { at: number; endedAt: number }[]): number {
@@ -333,10 +337,7 @@ describe("forEach: failures", () => {
     // the succeeded items were called once each and their data is stored
     expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-2`)).toHaveLength(1);
-    const items = await rows(
-      runId,
-      "SELECT item_index, status, data FROM items ORDER BY item_index",
-    );
+    const items: any[] = await runStub(runId).itemRows();
     expect(items.map((r) => r.status)).toEqual(["failed", "succeeded", "succeeded"]);
     expect(JSON.parse(items[1].data)).toMatchObject({ status: 200 });
   });
@@ -374,15 +375,14 @@ describe("forEach: failures", () => {
         },
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     let each = byId(await status(runId)).each;
     expect(each.status).toBe("retrying");
     expect(Date.parse(each.nextAttemptAt)).toBeGreaterThan(Date.now() + 500_000); // no wall-clock retry during the test
     expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 0, running: 0 });
-    expect(await storedAlarm(runId)).toBe(Date.parse(each.nextAttemptAt));
+    expect(await alarmAt(runId)).toBe(Date.parse(each.nextAttemptAt));
 
-    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await advanceToAlarm(runId);
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     each = await stepDetail(runId, "each");
@@ -409,10 +409,9 @@ describe("forEach: failures", () => {
         },
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect(byId(await status(runId)).each.status).toBe("retrying");
-    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await advanceToAlarm(runId);
     const inFlight = alarmInBackground(runId);
     let each: any;
     await until(async () => {
@@ -631,12 +630,12 @@ describe("forEach: scale and durability", () => {
     });
     const inFlight = alarmInBackground(runId);
     await until(async () => {
-      const items = await rows(runId, "SELECT status FROM items ORDER BY item_index");
+      const items = await runStub(runId).itemRows();
       return items.map((r) => r.status).join() === "succeeded,succeeded,running,running";
     }, "items 0 and 1 succeeded while 2 and 3 are in flight");
     await abortObject(runId);
     await inFlight;
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect(await alarmAt(runId)).not.toBeNull();
 
     const s = await drive(runId);
     expect(s.status).toBe("completed");
@@ -682,7 +681,7 @@ describe("forEach: output size", () => {
     expect(detail.attemptLog.filter((a: any) => a.item === 1)).toEqual([
       expect.objectContaining({ item: 1, attempt: 1, category: "output_too_large" }),
     ]);
-    const items = await rows(runId, "SELECT status, data FROM items ORDER BY item_index");
+    const items = await runStub(runId).itemRows();
     expect(items).toEqual([
       { status: "succeeded", data: '"small"' },
       { status: "failed", data: null },
