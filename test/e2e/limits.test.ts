@@ -2,10 +2,9 @@
  * The configurable limits at non-default values (README "Configuration"): the built Worker
  * boots with small values, and each limit bites exactly past its value, not at it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
 const LIMITS = {
   MAX_PLAN_BYTES: 4096,
@@ -16,23 +15,11 @@ const LIMITS = {
   MAX_EVENTS_PER_RUN: 20,
 };
 
-let upstream: Upstream;
-let worker: BootedWorker;
+const e2e = bootForFile(() =>
+  Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
+);
 
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(
-    upstream.url,
-    Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
-  );
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
+const { post, getJson, waitForEnd } = e2eClient(() => e2e.worker.url);
 
 /** Submits a plan; returns the response and its JSON body. */
 async function submit(
@@ -188,7 +175,7 @@ describe("e2e: limits at non-default values", () => {
     });
 
     it("an SSE stream from after=0 says how many were dropped before the first kept event, and ends", async () => {
-      const res = await fetch(`${worker.url}/v1/runs/${runId}/events?after=0`, {
+      const res = await fetch(`${e2e.worker.url}/v1/runs/${runId}/events?after=0`, {
         headers: { accept: "text/event-stream" },
         signal: AbortSignal.timeout(10_000),
       });
