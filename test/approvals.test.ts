@@ -6,27 +6,10 @@
  */
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  abortObject,
-  alarmAt,
-  alarmInBackground,
-  byId,
-  drive,
-  events,
-  fireAlarm,
-  post,
-  runCalls,
-  runStub,
-  script,
-  start,
-  started,
-  status,
-  stepDetail,
-  unique,
-  until,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { byId, events, post, start, started, status, stepDetail } from "./helpers";
+import { abortObject, alarmAt, alarmInBackground, drive, fireAlarm, runStub } from "./helpers";
+import { until } from "./helpers";
+import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** A plan whose steps x (high risk) and y (high risk, readonly) sit behind the risk gate. */
 function gated(key: string, config: Record<string, unknown> = {}) {
@@ -48,6 +31,19 @@ function gated(key: string, config: Record<string, unknown> = {}) {
 }
 
 const approve = (runId: string, body: unknown) => post(`/v1/runs/${runId}/approve`, body);
+
+/** Fires the alarm that delivers the webhooks; checks `hook` got one call, run.waiting for this run. */
+async function waitingWebhook(runId: string, hook: string): Promise<any[]> {
+  await fireAlarm(runId);
+  const calls = await upstreamCalls(hook);
+  expect(calls).toHaveLength(1);
+  expect(JSON.parse(calls[0].body)).toMatchObject({
+    type: "run.waiting",
+    runId,
+    status: "waiting",
+  });
+  return calls;
+}
 
 describe("risk gate", () => {
   it("holds the run waiting right after POST: nothing runs and no alarm is set", async () => {
@@ -188,14 +184,7 @@ describe("risk gate", () => {
       ...gated(unique("gate-hook")),
       webhook: { url: `${upstreamUrl}${hook}` },
     });
-    await fireAlarm(runId);
-    const calls = await upstreamCalls(hook);
-    expect(calls).toHaveLength(1);
-    expect(JSON.parse(calls[0].body)).toMatchObject({
-      type: "run.waiting",
-      runId,
-      status: "waiting",
-    });
+    const calls = await waitingWebhook(runId, hook);
     expect((await status(runId)).status).toBe("waiting");
   });
 });
@@ -398,14 +387,7 @@ describe("approval step", () => {
     const hook = `/script/${unique("appr-hook")}`;
     const runId = await started(approvalPlan(key, { webhook: { url: `${upstreamUrl}${hook}` } }));
     await drive(runId);
-    await fireAlarm(runId);
-    const calls = await upstreamCalls(hook);
-    expect(calls).toHaveLength(1);
-    expect(JSON.parse(calls[0].body)).toMatchObject({
-      type: "run.waiting",
-      runId,
-      status: "waiting",
-    });
+    const calls = await waitingWebhook(runId, hook);
     expect(calls[0].headers["x-edgestep-event-id"]).toBeTruthy();
 
     await approve(runId, { approved: true });

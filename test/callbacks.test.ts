@@ -7,25 +7,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
-import {
-  abortObject,
-  advanceToAlarm,
-  alarmAt,
-  alarmInBackground,
-  byId,
-  callsWithRun,
-  drive,
-  events,
-  fireAlarm,
-  post,
-  started,
-  status,
-  stepDetail,
-  unique,
-  until,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { byId, events, post, started, status, stepDetail } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, until } from "./helpers";
+import { callsWithRun, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** Long enough that no timeout fires by itself during a test. */
 const TEN_MINUTES = 600_000;

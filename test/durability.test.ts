@@ -5,26 +5,10 @@
  * Idempotency-Key, and a run with work left always has an alarm set.
  */
 import { describe, expect, it } from "vitest";
-import {
-  abortObject,
-  advanceToAlarm,
-  alarmAt,
-  alarmInBackground,
-  api,
-  byId,
-  drive,
-  fireAlarm,
-  runAlarm,
-  runStub,
-  script,
-  started,
-  status,
-  stepDetail,
-  submit,
-  unique,
-  until,
-  upstreamCalls,
-} from "./helpers";
+import { api, byId, started, status, stepDetail, submit } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, runAlarm, runStub, until } from "./helpers";
+import { script, unique, upstreamCalls } from "./helpers";
 
 /** Step statuses by id, from the API (it answers while an iteration is in flight). */
 async function stepStatuses(runId: string): Promise<Record<string, string>> {

@@ -4,17 +4,9 @@
  * and every event was sent).
  */
 import { describe, expect, it } from "vitest";
-import {
-  advanceToAlarm,
-  api,
-  drive,
-  execute,
-  fireAlarm,
-  status,
-  submit,
-  unique,
-  upstreamUrl,
-} from "./helpers";
+import { api, execute, status, submit } from "./helpers";
+import { advanceToAlarm, drive, fireAlarm } from "./helpers";
+import { unique, upstreamUrl } from "./helpers";
 
 interface SseEvent {
   id: string | undefined;

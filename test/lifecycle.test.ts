@@ -4,22 +4,9 @@
  * rows are made due by moving the run's clock: nothing here waits for wall-clock time.
  */
 import { describe, expect, it } from "vitest";
-import {
-  advanceClock,
-  advanceToAlarm,
-  api,
-  drive,
-  eventTypes,
-  execute,
-  fireAlarm,
-  post,
-  runAlarm,
-  started,
-  status,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { api, eventTypes, execute, post, started, status } from "./helpers";
+import { advanceClock, advanceToAlarm, drive, fireAlarm, runAlarm } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 function chain(n: number, config: Record<string, unknown> = {}) {
   return {

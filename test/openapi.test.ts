@@ -14,18 +14,9 @@ import {
   validateResultSchema,
 } from "../src/api/schemas";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
-import {
-  api,
-  drive,
-  fireAlarm,
-  post,
-  settle,
-  start,
-  status,
-  stepDetail,
-  unique,
-  upstreamUrl,
-} from "./helpers";
+import { api, post, start, status, stepDetail } from "./helpers";
+import { drive, fireAlarm, settle } from "./helpers";
+import { unique, upstreamUrl } from "./helpers";
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document", async () => {

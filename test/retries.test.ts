@@ -5,19 +5,9 @@
  * never by sleeping.
  */
 import { describe, expect, it } from "vitest";
-import {
-  advanceToAlarm,
-  alarmAt,
-  drive,
-  fireAlarm,
-  results,
-  started,
-  status,
-  stepDetail,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { results, started, status, stepDetail } from "./helpers";
+import { advanceToAlarm, alarmAt, drive, fireAlarm } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 function scriptUrl(key: string, plan: string, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({ plan, ...extra });
@@ -26,19 +16,14 @@ function scriptUrl(key: string, plan: string, extra: Record<string, string> = {}
 
 const ms = (iso: string) => Date.parse(iso);
 
+/** Starts a run of one `http` step `s` calling `url` under the retry policy `retry`. */
+const oneStep = (url: string, retry: Record<string, unknown>) =>
+  started({ steps: [{ id: "s", tool: "http", params: { url }, retry }] });
+
 describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
   it("Retry-After in seconds: no attempt before it, then the retry succeeds", async () => {
     const key = unique("r429s");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: "1" }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: "1" }), { baseDelayMs: 0 });
 
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -78,15 +63,8 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     const key = unique("r429d");
     const at = new Date(Date.now() + 30_000);
     const httpDate = at.toUTCString(); // second precision
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: httpDate }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: httpDate }), {
+      baseDelayMs: 0,
     });
 
     await fireAlarm(runId);
@@ -106,15 +84,10 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
 
   it("Retry-After outweighs a shorter backoff delay", async () => {
     const key = unique("r429max");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: "120" }) },
-          retry: { baseDelayMs: 5, maxDelayMs: 10, jitter: "none" },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: "120" }), {
+      baseDelayMs: 5,
+      maxDelayMs: 10,
+      jitter: "none",
     });
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -174,15 +147,8 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("503 honours Retry-After too", async () => {
     const key = unique("r503ra");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "503,200", { retryAfter: "45" }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "503,200", { retryAfter: "45" }), {
+      baseDelayMs: 0,
     });
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -195,16 +161,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it.each([500, 502, 504, 408])("HTTP %i is a retried server_error", async (code) => {
     const key = unique(`r${code}`);
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, `${code},200`) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, `${code},200`), { baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("completed");
     const step = await stepDetail(runId, "s");
     expect(step.attemptLog[0]).toMatchObject({ category: "server_error", status: code });
@@ -213,16 +170,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("retries exhausted: 500 forever with maxRetries 2 fails after 3 attempts with its last category", async () => {
     const key = unique("r500x");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "500") },
-          retry: { maxRetries: 2, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "500"), { maxRetries: 2, baseDelayMs: 0 });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
     const step = await stepDetail(runId, "s");
@@ -241,16 +189,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("maxRetries 0 means a single attempt", async () => {
     const key = unique("r500z");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "500,200") },
-          retry: { maxRetries: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "500,200"), { maxRetries: 0 });
     expect((await drive(runId)).status).toBe("failed");
     expect((await stepDetail(runId, "s")).attempts).toBe(1);
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
@@ -279,16 +218,7 @@ describe("server errors (SPEC 5.2)", () => {
 describe("errors that are not retried (SPEC 5.2)", () => {
   it("401 is a client_error: one attempt, the run fails", async () => {
     const key = unique("r401");
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "401,200") },
-          retry: { maxRetries: 5, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "401,200"), { maxRetries: 5, baseDelayMs: 0 });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
     const step = await stepDetail(runId, "s");
@@ -303,16 +233,7 @@ describe("errors that are not retried (SPEC 5.2)", () => {
 
   it.each([400, 403, 404, 422])("HTTP %i is a client_error and is not retried", async (code) => {
     const key = unique(`r${code}`);
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, `${code},200`) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, `${code},200`), { baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("failed");
     expect((await stepDetail(runId, "s")).error).toMatchObject({
       category: "client_error",
@@ -363,16 +284,7 @@ describe("timeouts (SPEC 5.2)", () => {
 describe("network errors (SPEC 5.2)", () => {
   it("a refused connection is a retried network error", async () => {
     // Port 1 on loopback: nothing listens there.
-    const runId = await started({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: "http://127.0.0.1:1/nothing" },
-          retry: { maxRetries: 1, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep("http://127.0.0.1:1/nothing", { maxRetries: 1, baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("failed");
     const step = await stepDetail(runId, "s");
     expect(step.attempts).toBe(2);

@@ -5,24 +5,10 @@
  * `rollback: { state, steps }`. Retry delays are made due by moving the run's clock.
  */
 import { describe, expect, it } from "vitest";
-import {
-  abortObject,
-  advanceToAlarm,
-  alarmAt,
-  alarmInBackground,
-  drive,
-  fireAlarm,
-  script,
-  status,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-  byId,
-  events,
-  post,
-  started,
-  until,
-} from "./helpers";
+import { byId, events, post, started, status } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, until } from "./helpers";
+import { script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /**
  * a -> b -> c: a and b succeed (b after a), c fails with 404 and fails the run.

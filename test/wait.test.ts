@@ -5,16 +5,9 @@
  */
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  advanceToAlarm,
-  alarmAt,
-  api,
-  fireAlarm,
-  runStub,
-  started,
-  status,
-  unique,
-} from "./helpers";
+import { api, started, status } from "./helpers";
+import { advanceToAlarm, alarmAt, fireAlarm, runStub } from "./helpers";
+import { unique } from "./helpers";
 
 const TEN_MINUTES = 600_000;
 

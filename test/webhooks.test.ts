@@ -10,19 +10,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
 import { verifyEdgestepSignature } from "../examples/verify-webhook";
-import {
-  advanceToAlarm,
-  alarmAt,
-  api,
-  drive,
-  events,
-  fireAlarm,
-  started,
-  status,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { api, events, started, status } from "./helpers";
+import { advanceToAlarm, alarmAt, drive, fireAlarm } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 const SECRET = "s3cret";
 /** The test Worker's WEBHOOK_SECRET (vitest.config.ts): signs the webhooks of plans without a secret. */
