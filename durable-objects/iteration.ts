@@ -195,8 +195,10 @@ export class Iteration {
       return null;
     }
     // Work ready now (a bounded wave left some) means the run is not waiting for answers.
-    if (sleepUntil !== end) this.markWaiting(before, end);
-    return sleepUntil === end ? end : null;
+    // `sleepUntil` is a reading of the clock taken before `end`: compare, never equate them.
+    const readyNow = sleepUntil !== null && sleepUntil <= end;
+    if (!readyNow) this.markWaiting(before, end);
+    return readyNow ? end : null;
   }
 
   /** Nothing is ready or in flight: when only answers (approval, callback) can move the run on, it is `waiting`. */

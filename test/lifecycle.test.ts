@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { api, eventTypes, execute, post, started, status } from "./helpers";
-import { advanceClock, advanceToAlarm, drive, fireAlarm, runAlarm } from "./helpers";
+import { advanceClock, advanceToAlarm, drive, fireAlarm, runAlarm, runStub } from "./helpers";
 import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 function chain(n: number, config: Record<string, unknown> = {}) {
@@ -36,6 +36,15 @@ describe("bounded mode", () => {
     expect(succeeded(s)).toEqual(["s0", "s1"]);
     expect(s.steps.slice(2).map((st: any) => st.status)).toEqual(["pending", "pending", "pending"]);
     expect(s.endedAt).toBeNull();
+  });
+
+  it("pauses after `iterations` iterations even when the clock moves within an iteration", async () => {
+    const runId = await started(chain(5, bounded(2)));
+    await runStub(runId).tickClock();
+    const s = await drive(runId);
+    expect(s.status).toBe("paused");
+    expect(s.iterations).toBe(2);
+    expect(succeeded(s)).toEqual(["s0", "s1"]);
   });
 
   it("records a run_paused event when it pauses", async () => {

@@ -16,16 +16,23 @@ import type { Env } from "../../src/env";
 
 const ALARM_KEY = "test:alarm";
 const CLOCK_KEY = "test:clock-offset";
+const TICKING_KEY = "test:clock-ticks";
 
 export type Row = Record<string, SqlStorageValue>;
 
 export class TestRunObject extends RunObject {
   /** The clock's offset from `Date.now()`, read from storage once per instance. */
   private clockOffset: number | undefined;
+  /** With `tickClock()`: the last reading, which the next one passes by at least 1 ms. */
+  private lastReading: number | undefined;
 
   protected override now(): number {
-    this.clockOffset ??= this.ctx.storage.kv.get<number>(CLOCK_KEY) ?? 0;
-    return Date.now() + this.clockOffset;
+    const { kv } = this.ctx.storage;
+    this.clockOffset ??= kv.get<number>(CLOCK_KEY) ?? 0;
+    const t = Date.now() + this.clockOffset;
+    if (!kv.get<boolean>(TICKING_KEY)) return t;
+    this.lastReading = Math.max(t, (this.lastReading ?? t - 1) + 1);
+    return this.lastReading;
   }
 
   protected override get alarms(): AlarmPort {
@@ -66,6 +73,14 @@ export class TestRunObject extends RunObject {
     this.clockOffset = (this.ctx.storage.kv.get<number>(CLOCK_KEY) ?? 0) + ms;
     this.ctx.storage.kv.put(CLOCK_KEY, this.clockOffset);
     return this.now();
+  }
+
+  /**
+   * From now on every reading of the clock is at least 1 ms after the one before, as on a
+   * busy machine: code that reads the clock twice and expects the same time shows itself.
+   */
+  async tickClock(): Promise<void> {
+    this.ctx.storage.kv.put(TICKING_KEY, true);
   }
 
   /** Moves the clock to the alarm's time, so what it points at is due; returns that time (null: no alarm). */
