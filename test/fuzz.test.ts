@@ -420,7 +420,10 @@ const basePlan = fc.oneof(
 
 // ---------------------------------------------------------------- properties
 
-describe("hostile input to POST /v1/runs and POST /v1/plans/validate", () => {
+// Each property sends hundreds of requests and waits on no clock: its time is CPU time, which
+// on a 2-core machine shared with other suites varies several-fold. A hang is caught per
+// request (HANG_MS); the test's own timeout is only a backstop for that.
+describe("hostile input to POST /v1/runs and POST /v1/plans/validate", { timeout: 120_000 }, () => {
   it("control: generated base plans are valid (validate answers 200)", async () => {
     await fc.assert(
       fc.asyncProperty(basePlan, async (plan) => {
