@@ -2,7 +2,7 @@
  * TestRunObject: the RunObject the workers tests run, with its clock and alarm substituted
  * through RunObject's two seams (`now()`, `alarms`) and typed RPC methods for the tests.
  *
- * - The alarm is virtual: a value in the object's own storage (it survives `abort()` and
+ * - The alarm is virtual: a value in the object's own storage (it survives a crash and
  *   eviction, like a real alarm) that workerd never fires. Only a test fires it, so nothing
  *   races a test: a run moves exactly when the test says so.
  * - The clock is `Date.now()` plus an offset kept in storage: a test moves it forward to make
@@ -23,14 +23,17 @@ export type Row = Record<string, SqlStorageValue>;
 export class TestRunObject extends RunObject {
   /** The clock's offset from `Date.now()`, read from storage once per instance. */
   private clockOffset: number | undefined;
+  /** Whether `tickClock()` was called, read from storage once per instance. */
+  private ticking: boolean | undefined;
   /** With `tickClock()`: the last reading, which the next one passes by at least 1 ms. */
   private lastReading: number | undefined;
 
   protected override now(): number {
     const { kv } = this.ctx.storage;
     this.clockOffset ??= kv.get<number>(CLOCK_KEY) ?? 0;
+    this.ticking ??= kv.get<boolean>(TICKING_KEY) ?? false;
     const t = Date.now() + this.clockOffset;
-    if (!kv.get<boolean>(TICKING_KEY)) return t;
+    if (!this.ticking) return t;
     this.lastReading = Math.max(t, (this.lastReading ?? t - 1) + 1);
     return this.lastReading;
   }
@@ -48,12 +51,19 @@ export class TestRunObject extends RunObject {
 
   /**
    * Fires the alarm now, whatever its time, as workerd would deliver it: cleared, then
-   * `alarm()` runs (and may set it again). False, and nothing runs, when no alarm is set.
+   * `alarm()` runs (and may set it again); when `alarm()` fails the alarm stays set, as
+   * workerd retries it. False, and nothing runs, when no alarm is set.
    */
   async fireAlarm(): Promise<boolean> {
-    if ((await this.alarms.get()) === null) return false;
+    const at = await this.alarms.get();
+    if (at === null) return false;
     await this.alarms.clear();
-    await this.alarm();
+    try {
+      await this.alarm();
+    } catch (err) {
+      if ((await this.alarms.get()) === null) await this.alarms.set(at);
+      throw err;
+    }
     return true;
   }
 
@@ -75,19 +85,20 @@ export class TestRunObject extends RunObject {
     return this.now();
   }
 
-  /**
-   * From now on every reading of the clock is at least 1 ms after the one before, as on a
-   * busy machine: code that reads the clock twice and expects the same time shows itself.
-   */
-  async tickClock(): Promise<void> {
-    this.ctx.storage.kv.put(TICKING_KEY, true);
-  }
-
   /** Moves the clock to the alarm's time, so what it points at is due; returns that time (null: no alarm). */
   async advanceToAlarm(): Promise<number | null> {
     const at = await this.alarms.get();
     if (at !== null) await this.advanceClock(Math.max(0, at - this.now()));
     return at;
+  }
+
+  /**
+   * From now on every reading of the clock is at least 1 ms after the one before, as on a
+   * busy machine: code that reads the clock twice and expects the same time shows itself.
+   */
+  async tickClock(): Promise<void> {
+    this.ticking = true;
+    this.ctx.storage.kv.put(TICKING_KEY, true);
   }
 
   /** Ends this instance as a crash would: memory is lost, storage (and the alarm) stay. */
