@@ -5,7 +5,7 @@
  * `rollback: { state, steps }`. Retry delays are made due by moving the run's clock.
  */
 import { describe, expect, it } from "vitest";
-import { byId, events, post, started, status } from "./helpers";
+import { events, post, started, status } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, until } from "./helpers";
 import { script, unique, upstreamCalls, upstreamUrl } from "./helpers";
