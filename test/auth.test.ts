@@ -1,8 +1,7 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
-import { runStub, unique, upstreamUrl } from "./helpers";
+import { settle, unique, upstreamUrl } from "./helpers";
 
 const app = createApp();
 const withKeys = { ...env, API_KEYS: "key-one, key-two" };
@@ -18,11 +17,6 @@ async function create(key: string, body: unknown = plan): Promise<string> {
   const res = await call("/v1/runs", key, { method: "POST", body: JSON.stringify(body) });
   expect(res.status).toBe(202);
   return ((await res.json()) as { runId: string }).runId;
-}
-
-/** Fires the run's alarms until none is left (bounded). */
-async function settle(runId: string): Promise<void> {
-  for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
 }
 
 /** What the owner sees of a run: its status and its whole event log (every change is an event). */

@@ -8,8 +8,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
 import { EdgestepApiError, EdgestepClient, type RunEvent } from "../src/client/index.ts";
-import { callsWithRun } from "./flow-helpers";
-import { drive, unique, upstreamUrl } from "./helpers";
+import { callsWithRun, drive, unique, upstreamUrl } from "./helpers";
 
 const worker = (request: Request) => exports.default.fetch(request);
 const client = new EdgestepClient({ url: "http://edgestep.test", fetch: worker });

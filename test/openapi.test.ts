@@ -1,4 +1,3 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
@@ -20,8 +19,9 @@ import {
 } from "../src/api/schemas";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
 import { DEFAULT_MAX_STEPS } from "../src/engine/plan-schema";
-import { api, drive, runStub, status, unique, upstreamUrl } from "./helpers";
-import { post, start, stepDetail } from "./flow-helpers";
+import { api, post, start, status, stepDetail } from "./helpers";
+import { drive, fireAlarm, settle } from "./helpers";
+import { unique, upstreamUrl } from "./helpers";
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document", async () => {
@@ -170,9 +170,9 @@ describe("responses match the OpenAPI response schemas", () => {
   }
 
   /** Fires alarms until none is due (webhook deliveries and compensations run after the run ends). */
-  async function settle(runId: string): Promise<any> {
+  async function finished(runId: string): Promise<any> {
     await drive(runId);
-    for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
+    await settle(runId);
     return status(runId);
   }
 
@@ -224,7 +224,7 @@ describe("responses match the OpenAPI response schemas", () => {
         },
       ],
     });
-    const s = await settle(runId);
+    const s = await finished(runId);
     expect(s.rollback?.state).toBe("completed");
     expect(s.webhook?.deliveries.length).toBeGreaterThan(0);
     expectShape(runStatusSchema, s);
@@ -268,7 +268,7 @@ describe("responses match the OpenAPI response schemas", () => {
         },
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.steps[0]).toMatchObject({
       status: "retrying",

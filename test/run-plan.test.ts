@@ -3,8 +3,7 @@
  * executes, with every dependency by id, defaults filled in, and nothing secret in it.
  */
 import { describe, expect, it } from "vitest";
-import { api, unique, upstreamUrl } from "./helpers";
-import { start } from "./flow-helpers";
+import { api, start, unique, upstreamUrl } from "./helpers";
 
 describe("GET /v1/runs/:runId/plan", () => {
   it("lists every step with its explicit and template dependencies, by id", async () => {

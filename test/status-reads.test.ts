@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { countSteps } from "../src/engine/status";
-import { api, drive, execute, submit, unique } from "./helpers";
-import { post } from "./flow-helpers";
+import { api, drive, execute, post, submit, unique } from "./helpers";
 
 function chain(n: number, extra: Record<string, unknown> = {}) {
   return {

@@ -14,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
+import { afterAll, beforeAll } from "vitest";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { startUpstream, type Upstream } from "../upstream/server.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const DEMO_UPSTREAM = "http://127.0.0.1:8788";
@@ -85,4 +87,29 @@ export async function bootWorker(
     await rm(outdir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The loopback upstream and the Worker of one test file, set once its beforeAll ran. */
+export interface E2eSetup {
+  upstream: Upstream;
+  worker: BootedWorker;
+}
+
+/**
+ * Starts the loopback upstream and boots the Worker before the file's tests (with the
+ * variables `overrides` derives from the upstream's URL), and stops both after them.
+ */
+export function bootForFile(
+  overrides: (upstreamUrl: string) => Record<string, string> = () => ({}),
+): E2eSetup {
+  const setup = {} as E2eSetup;
+  beforeAll(async () => {
+    setup.upstream = await startUpstream();
+    setup.worker = await bootWorker(setup.upstream.url, overrides(setup.upstream.url));
+  });
+  afterAll(async () => {
+    await setup.worker?.stop();
+    await setup.upstream?.close();
+  });
+  return setup;
 }
