@@ -61,8 +61,10 @@ export class RunObject extends DurableObject<Env> {
   private iteration: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
-  /** Work this instance runs beside the run (webhook deliveries). */
+  /** Work this instance runs beside the run (webhook deliveries, iterations started at once). */
   private readonly background = new Set<Promise<void>>();
+  /** The turn of the last `alarm()` call: calls take turns (see alarm()). */
+  private alarmTurn: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -111,6 +113,7 @@ export class RunObject extends DurableObject<Env> {
       return { created: true, status: "waiting" };
     }
     await this.rearm(now);
+    this.wake();
     return { created: true, status: "pending" };
   }
 
@@ -185,6 +188,7 @@ export class RunObject extends DurableObject<Env> {
     const more = controls.resumeIterations(this.checkpoint.plan.read(), iterations);
     this.checkpoint.resume(run.iterations + more, now);
     await this.rearm(now);
+    this.wake();
     return { ok: true, status: "running" };
   }
 
@@ -198,6 +202,7 @@ export class RunObject extends DurableObject<Env> {
     this.checkpoint.redrive(now);
     this.work.results.clear(); // the redriven steps will have new results
     await this.rearm(now);
+    this.wake();
     return { ok: true, status: "pending" };
   }
 
@@ -221,6 +226,7 @@ export class RunObject extends DurableObject<Env> {
       case "open_risk_gate":
         this.checkpoint.openRiskGate(decision.skipSteps, now);
         await this.rearm(now);
+        this.wake();
         return { ok: true, status: "pending" };
       case "answer_step":
         await this.applyAnswer(decision.index, decision.answer);
@@ -252,14 +258,37 @@ export class RunObject extends DurableObject<Env> {
     return "ok";
   }
 
+  /**
+   * Runs what is due: an iteration, compensations, webhook deliveries. Safe to run twice:
+   * the rows say what is due. While an iteration is live it only renews its lease; other
+   * calls (workerd's alarm, a wake, a test) take turns, so two never interleave.
+   */
   override async alarm(): Promise<void> {
-    const run = this.checkpoint.runRecord();
-    if (!run) return;
     if (this.iteration) {
-      // An iteration is live in this instance: keep its lease and let it finish.
       await this.work.alarm.renewLease({ force: true });
       return;
     }
+    const turn = this.alarmTurn.then(() => this.runDue());
+    this.alarmTurn = turn.catch(() => {});
+    await turn;
+  }
+
+  /**
+   * Work became ready now (a new run, a resume, an answer): run it in this instance at once
+   * rather than when workerd delivers the alarm, which stays set should this instance go
+   * away. (Tests substitute a no-op: only they move a run.)
+   */
+  protected wake(): void {
+    const due = this.alarm().catch((err: unknown) => {
+      console.error("edgestep: an iteration started at once failed; the alarm retries it", err);
+    });
+    this.beside(due);
+  }
+
+  private async runDue(): Promise<void> {
+    const run = this.checkpoint.runRecord();
+    if (!run) return;
+    if (this.iteration) return; // (a turn queued behind the one that started it)
     const wake = iterates(run) ? await this.runIteration(run) : null;
     if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
@@ -306,6 +335,7 @@ export class RunObject extends DurableObject<Env> {
     commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, this.work.output, now);
     if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
+    this.wake();
   }
 
   private cancelNow(now: number): void {
