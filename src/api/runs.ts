@@ -1,6 +1,7 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
+import { runObject } from "./run-stub";
 import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
@@ -17,7 +18,7 @@ function runStub(c: Context<AppEnv>) {
   const runId = c.req.param("runId") ?? "";
   // Ids we never issue cannot name a run: answer without waking a Durable Object.
   if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundError(`run "${runId.slice(0, 80)}" not found`);
-  return { runId, stub: c.env.RUNS.get(c.env.RUNS.idFromName(runId)) };
+  return { runId, stub: runObject(c.env, runId) };
 }
 
 function notFound(runId: string): never {
@@ -36,7 +37,7 @@ runRoutes.post("/", async (c) => {
     );
   }
   const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
-  const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
+  const stub = runObject(c.env, runId);
   const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
   const answer = (status: string, code: 200 | 202) => {
     c.header("Location", statusUrl);
