@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
+import { mayGoAhead } from "../src/api/run-quota";
 import { unique } from "./helpers";
 
 const app = createApp();
@@ -83,5 +84,32 @@ describe("RUNS_PER_MINUTE", () => {
     const post = limitedPoster(1);
     expect((await post({ "idempotency-key": "x".repeat(256) })).status).toBe(400);
     expect((await post()).status).toBe(202);
+  });
+});
+
+describe("RUNS_PER_MINUTE without a round trip far from the limit", () => {
+  it("goes ahead locally only while under half the known count, and only in its window", () => {
+    const window = { count: 4, resetAt: 60_000 };
+    expect(mayGoAhead(undefined, 10, 0)).toBe(false); // nothing heard yet: ask
+    expect(mayGoAhead(window, 10, 1_000)).toBe(true);
+    expect(mayGoAhead({ ...window, count: 5 }, 10, 1_000)).toBe(false); // near the limit: ask
+    expect(mayGoAhead(window, 10, 60_000)).toBe(false); // a new window: ask
+  });
+
+  it("still counts every run: the limit holds exactly over sequential submissions", async () => {
+    const key = unique("key");
+    const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: "10" };
+    const post = () =>
+      app.fetch(
+        new Request("http://edgestep.test/v1/runs", {
+          method: "POST",
+          body: plan,
+          headers: { authorization: `Bearer ${key}` },
+        }),
+        limited,
+      );
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) codes.push((await post()).status);
+    expect(codes).toEqual([...Array(10).fill(202), 429, 429]);
   });
 });

@@ -1,9 +1,10 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
+import { takeRunQuota } from "./run-quota";
 import { runObject } from "./run-stub";
 import { settings } from "../env";
-import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
+import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
 import { compileRequest } from "./plans";
 import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
@@ -47,15 +48,7 @@ runRoutes.post("/", async (c) => {
   // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.
   const existing = key === undefined ? null : await stub.existingStatus(owner);
   if (existing !== null) return answer(existing, 200);
-  if (config.runsPerMinute > 0) {
-    const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
-    if (!quota.ok) {
-      throw new RateLimitedError(
-        `more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`,
-        quota.retryAfterSeconds,
-      );
-    }
-  }
+  if (config.runsPerMinute > 0) await takeRunQuota(c, owner, config.runsPerMinute);
   const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
   return answer(outcome.status, outcome.created ? 202 : 200);
 });
