@@ -7,6 +7,21 @@ import { unique } from "./helpers";
 const app = createApp();
 const plan = JSON.stringify({ steps: [{ tool: "pass", params: { value: 1 } }] });
 
+/** POST /v1/runs with one fresh API key limited to `limit` runs a minute. */
+function limitedPoster(limit: number) {
+  const key = unique("key");
+  const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: String(limit) };
+  return (headers: Record<string, string> = {}) =>
+    app.fetch(
+      new Request("http://edgestep.test/v1/runs", {
+        method: "POST",
+        body: plan,
+        headers: { authorization: `Bearer ${key}`, ...headers },
+      }),
+      limited,
+    );
+}
+
 describe("RUNS_PER_MINUTE", () => {
   it("answers 429 with Retry-After past the limit, per API key", async () => {
     const [a, b] = [unique("key"), unique("key")];
@@ -47,21 +62,6 @@ describe("RUNS_PER_MINUTE", () => {
     expect((await post(plan)).status).toBe(202);
   });
 
-  /** POST /v1/runs with one fresh API key limited to `limit` runs a minute. */
-  function limitedPoster(limit: number) {
-    const key = unique("key");
-    const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: String(limit) };
-    return (headers: Record<string, string> = {}) =>
-      app.fetch(
-        new Request("http://edgestep.test/v1/runs", {
-          method: "POST",
-          body: plan,
-          headers: { authorization: `Bearer ${key}`, ...headers },
-        }),
-        limited,
-      );
-  }
-
   it("answers an idempotent retry with its run (200), not 429, once the quota is spent", async () => {
     const post = limitedPoster(1);
     const idem = { "idempotency-key": unique("idem") };
@@ -97,17 +97,7 @@ describe("RUNS_PER_MINUTE without a round trip far from the limit", () => {
   });
 
   it("still counts every run: the limit holds exactly over sequential submissions", async () => {
-    const key = unique("key");
-    const limited = { ...env, API_KEYS: key, RUNS_PER_MINUTE: "10" };
-    const post = () =>
-      app.fetch(
-        new Request("http://edgestep.test/v1/runs", {
-          method: "POST",
-          body: plan,
-          headers: { authorization: `Bearer ${key}` },
-        }),
-        limited,
-      );
+    const post = limitedPoster(10);
     const codes: number[] = [];
     for (let i = 0; i < 12; i++) codes.push((await post()).status);
     expect(codes).toEqual([...Array(10).fill(202), 429, 429]);
