@@ -6,7 +6,8 @@
  */
 import type { CompiledPlan } from "../../src/engine/plan";
 import type { RunRecord } from "../../src/engine/records";
-import { readRepairAnswer, type RepairAnswer } from "../../src/engine/replan";
+import type { RepairAnswer } from "../../src/engine/plan-schema";
+import { readRepairAnswer } from "../../src/engine/replan";
 import type { Issue } from "../../src/errors";
 import type { RepairRow, ReplanTable } from "../storage/replan-table";
 import type { ControlOutcome } from "./run-controls";

@@ -6,7 +6,8 @@
  * answers its issues and the step keeps waiting.
  */
 import type { Issue } from "../../src/errors";
-import { repairPlan, type RepairAnswer } from "../../src/engine/replan";
+import type { RepairAnswer } from "../../src/engine/plan-schema";
+import { repairPlan } from "../../src/engine/replan";
 import type { StepError } from "../../src/engine/records";
 import type { Verdict } from "../../src/engine/verdict";
 import { repairFailed } from "../execution/step-journal";

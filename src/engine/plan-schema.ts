@@ -127,6 +127,28 @@ export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
   });
 }
 
+/** `POST /v1/runs/:id/replan` names the repair it answers when several wait; a planner's answer needs none. */
+const repairOf = stepId
+  .optional()
+  .describe("POST /replan: the step whose repair this is (needed when several wait)");
+
+/** A repair (SPEC 9.2): the planner's 200 answer, and the body of `POST /v1/runs/:id/replan`. */
+export const repairStepsSchema = z.strictObject({
+  stepId: repairOf,
+  steps: z
+    .array(stepSchema)
+    .min(1, "a repair needs the failed step's new definition")
+    .describe("the failed step's new definition (its id) and any new steps (new ids)"),
+});
+export const giveUpSchema = z.strictObject({
+  stepId: repairOf,
+  giveUp: z.literal(true),
+  reason: z.string().max(10_000).optional(),
+});
+
+export const repairAnswerSchema = z.union([repairStepsSchema, giveUpSchema]);
+export type RepairAnswer = z.output<typeof repairAnswerSchema>;
+
 export type PlanInput = z.input<ReturnType<typeof planSchema>>;
 export type ParsedPlan = z.output<ReturnType<typeof planSchema>>;
 export type ParsedStep = z.output<typeof stepSchema>;

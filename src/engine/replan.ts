@@ -4,37 +4,13 @@
  * the run's plan with the failed step redefined and new steps appended, validated like a
  * submission. The shell (durable-objects/replan/) calls the planner and commits.
  */
-import { z } from "zod";
 import type { Issue } from "../errors";
 import type { CompiledPlan, CompiledStep } from "./plan";
 import { planDocument } from "./plan-view";
-import { stepSchema, type ParsedStep } from "./plan-schema";
+import { giveUpSchema, repairStepsSchema, type ParsedStep, type RepairAnswer } from "./plan-schema";
 import type { StepError } from "./records";
 import { failureVerdict, type AttemptResult, type VerdictRules } from "./verdict";
 import { compilePlan, zodIssues, type ValidationContext } from "./validate";
-
-/** `POST /v1/runs/:id/replan` names the repair it answers when several wait; a planner's answer needs none. */
-const stepId = z
-  .string()
-  .min(1)
-  .optional()
-  .describe("POST /replan: the step whose repair this is (needed when several wait)");
-const repairStepsSchema = z.strictObject({
-  stepId,
-  steps: z
-    .array(stepSchema)
-    .min(1, "a repair needs the failed step's new definition")
-    .describe("the failed step's new definition (its id) and any new steps (new ids)"),
-});
-const giveUpSchema = z.strictObject({
-  stepId,
-  giveUp: z.literal(true),
-  reason: z.string().max(10_000).optional(),
-});
-
-/** What a repair is: the planner's 200 answer, and the body of `POST /v1/runs/:id/replan`. */
-export const repairAnswerSchema = z.union([repairStepsSchema, giveUpSchema]);
-export type RepairAnswer = z.output<typeof repairAnswerSchema>;
 
 /**
  * Reads an answer against the one of its two shapes it means (`giveUp` says which), so its

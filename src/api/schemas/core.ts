@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { HARD_MAX_STEPS, modeSchema, planSchema, tagsSchema } from "../../engine/plan-schema.ts";
-import { repairAnswerSchema } from "../../engine/replan.ts";
+import { repairAnswerSchema } from "../../engine/plan-schema.ts";
 
 /** Run statuses (SPEC 5.8), in lifecycle order. */
 export const RUN_STATUSES = [

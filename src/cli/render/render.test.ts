@@ -242,6 +242,35 @@ describe("plain event lines", () => {
       "compensation of deploy succeeded",
     ],
     [event("webhook_failed", { data: { status: 500 } }), "webhook failed (HTTP 500)"],
+    [
+      event("verification_failed", {
+        stepId: "find",
+        data: { category: "verification_failed", message: 'verify "${output.length}" failed' },
+      }),
+      'step find failed verification: verify "${output.length}" failed',
+    ],
+    [
+      event("replan_requested", { stepId: "find", data: { n: 2, mode: "human" } }),
+      `repair 2 of find requested: edgestep replan ${RUN} --step find --steps <file>`,
+    ],
+    [
+      event("replan_requested", { stepId: "find", data: { n: 1, mode: "url" } }),
+      "repair 1 of find requested from the planner",
+    ],
+    [
+      event("replan_applied", {
+        stepId: "find",
+        data: { n: 1, revision: 1, newStepIds: ["city"] },
+      }),
+      "repair 1 of find applied (plan revision 1, new steps: city)",
+    ],
+    [
+      event("replan_failed", {
+        stepId: "find",
+        data: { n: 1, category: "replan_declined", message: "the repair was declined" },
+      }),
+      "repair 1 of find failed: replan_declined: the repair was declined",
+    ],
     [event("quota_wait", { stepId: "a" }), "quota wait a"],
   ])("%# %j", (e, line) => {
     expect(describeEvent(e, RUN)).toBe(line);
