@@ -118,6 +118,23 @@ describe("the live frame", () => {
     ]);
   });
 
+  it("says which repairs wait for a person, and the command that answers them", () => {
+    const error = { category: "verification_failed", message: "verify failed" };
+    const run = summary({
+      status: "waiting",
+      pendingReplan: [{ n: 1, stepId: "find", error, diagnosis: "step find failed" }],
+    });
+    const active = [
+      step("find", { status: "waiting", waitingFor: "replan", error }),
+      step("other", { status: "waiting", waitingFor: "replan" }),
+    ];
+    const frame = renderFrame({ run, active, readAt: NOW }, NOW, 200);
+    expect(frame.slice(2)).toEqual([
+      `waiting for a repair of find: edgestep replan ${RUN} --step find --steps <file> (or --give-up)`,
+      "waiting for replan: other",
+    ]);
+  });
+
   it("says how to resume a paused run", () => {
     const frame = renderFrame(
       { run: summary({ status: "paused", iterations: 5 }), active: [], readAt: NOW },
