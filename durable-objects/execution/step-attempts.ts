@@ -224,7 +224,8 @@ export class StepAttempts {
   /** Every item of a forEach step succeeded: their outputs are the step's (bounded and verified like any output). */
   fanOutSucceeded(i: number, data: unknown[], startedAt: number): void {
     const now = this.ctx.now();
-    const rules = { output: this.ctx.output, item: false, halted: this.s.halted };
+    const { halted, cancelled } = this.s;
+    const rules = { output: this.ctx.output, item: false, halted, cancelled };
     const verdict = successVerdict(data, null, { ...rules, ...this.checks(i, now) });
     commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, null, startedAt, verdict, now);
     this.settleCommitted(i, verdict);

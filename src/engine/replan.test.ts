@@ -201,6 +201,20 @@ describe("plannerVerdict: one planner call (SPEC 9.2)", () => {
       error: { category: "replan_unavailable" },
     });
     expect(plannerVerdict(down, { ...rules, cancelled: true }).type).toBe("cancelled");
+    const huge = {
+      ok: false as const,
+      category: "output_too_large" as const,
+      message: "big",
+      status: 200,
+    };
+    expect(plannerVerdict(huge, rules)).toMatchObject({ error: { category: "replan_invalid" } });
+    const garbled = {
+      ok: false as const,
+      category: "invalid_data" as const,
+      message: "not JSON",
+      status: 200,
+    };
+    expect(plannerVerdict(garbled, rules)).toMatchObject({ error: { category: "replan_invalid" } });
   });
 });
 

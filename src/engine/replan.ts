@@ -63,24 +63,20 @@ export function plannerVerdict(
   }
   const { category, message, status, retryAfterMs } = result;
   const error: StepError = { category, message, ...(status !== undefined && { status }) };
-  const verdict = failureVerdict(
-    error,
-    { ...rules, output: NO_OUTPUT, item: false, noSuspend: "" },
-    retryAfterMs,
-  );
+  const verdict = failureVerdict(error, rules, retryAfterMs);
   if (verdict.type !== "failed") return verdict;
-  const unavailable = `the planner failed (${category}): ${message}`;
-  return {
-    type: "failed",
-    error: {
-      category: "replan_unavailable",
-      message: unavailable,
-      ...(status !== undefined && { status }),
-    },
-  };
+  // It answered, with something that cannot be a repair (too large, not JSON): invalid, not unavailable.
+  const answered =
+    category === "output_too_large" ||
+    (category === "invalid_data" && status !== undefined && status < 300);
+  const failure = answered
+    ? { category: "replan_invalid" as const, message: `the planner's answer: ${message}` }
+    : {
+        category: "replan_unavailable" as const,
+        message: `the planner failed (${category}): ${message}`,
+      };
+  return { type: "failed", error: { ...failure, ...(status !== undefined && { status }) } };
 }
-
-const NO_OUTPUT = { maxOutputBytes: 0, maxOutputDepth: 0 };
 
 export type RepairResult =
   | { ok: true; plan: CompiledPlan; newStepIds: string[] }

@@ -99,13 +99,16 @@ export function attemptVerdict(result: AttemptResult, rules: VerdictRules): Verd
 export function successVerdict(
   output: unknown,
   status: number | null,
-  rules: Pick<VerdictRules, "output" | "item" | "halted"> & StepChecks,
+  rules: Pick<VerdictRules, "output" | "item" | "halted" | "cancelled"> & StepChecks,
 ): Verdict {
   const stored = storedOutput(output, rules.output, rules.item);
-  if (!stored.ok) return stepFailure({ type: "failed", error: stored.error }, rules);
+  const fail = (error: StepError, data?: string): Verdict =>
+    rules.cancelled
+      ? { type: "cancelled", error }
+      : stepFailure({ type: "failed", error, ...(data !== undefined && { data }) }, rules);
+  if (!stored.ok) return fail(stored.error);
   const unverified = rules.verify ? verificationFailure(rules.verify, output ?? null) : null;
-  if (unverified)
-    return stepFailure({ type: "failed", error: unverified, data: stored.json }, rules);
+  if (unverified) return fail(unverified, stored.json);
   return { type: "succeeded", data: stored.json, status };
 }
 
@@ -156,7 +159,7 @@ export type FailureVerdict = Extract<Verdict, { type: "retry" | "failed" | "canc
 /** A failed attempt: a retry under its policy, or final (also once the run has halted). */
 export function failureVerdict(
   error: StepError,
-  rules: VerdictRules,
+  rules: Pick<VerdictRules, "retry" | "counted" | "halted" | "cancelled" | "now" | "rand">,
   retryAfterMs?: number,
 ): FailureVerdict {
   if (error.category === "cancelled" || rules.cancelled) return { type: "cancelled", error };
@@ -186,7 +189,7 @@ export function answerVerdict(
   limits: OutputLimits,
   checks: StepChecks = {},
 ): Verdict {
-  const rules = { ...checks, output: limits, item: false, halted: false };
+  const rules = { ...checks, output: limits, item: false, halted: false, cancelled: false };
   let output: unknown;
   if (answer.type === "approval") {
     if (!answer.approved) {
