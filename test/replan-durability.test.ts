@@ -65,7 +65,7 @@ describe("a crash around a repair (SPEC 9.2)", () => {
     const key = unique("mid-call");
     const runId = await started({
       config: { retry: { baseDelayMs: 0 } },
-      replan: replanTo(planner(key, { steps: [fixedFind] }, { delay: 400 })),
+      replan: replanTo(planner(key, { steps: [fixedFind] }, { delay: 1_500 })),
       steps: [findStep(), { id: "after", tool: "pass", params: { value: "${steps.find.data}" } }],
     });
     const inFlight = alarmInBackground(runId);

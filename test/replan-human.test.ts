@@ -150,7 +150,7 @@ describe("a person's repair (SPEC 9.2, mode human)", () => {
       replan: human,
       steps: [
         findStep(),
-        { id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/400` } },
+        { id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/1500` } },
       ],
     });
     const inFlight = alarmInBackground(runId);
