@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { abortObject, alarmAt, alarmInBackground, api, byId, events, fireAlarm } from "./helpers";
-import { runAlarm, runCalls, started, status, unique, until, upstreamUrl } from "./helpers";
+import { post, runAlarm, runCalls, runStub, started, status, unique, until } from "./helpers";
+import { upstreamUrl } from "./helpers";
 import { findStep, fixedFind, planner, plannerCalls, replanTo, runToEnd } from "./replan-support";
 
 /** The run's plan revision and how many times a repair was applied. */
@@ -110,5 +111,20 @@ describe("a crash around a repair (SPEC 9.2)", () => {
     expect(await applied(runId)).toEqual({ revision: 1, events: 1 });
     expect(run.steps.map((s: any) => s.id)).toEqual(["find", "extra"]);
     expect(await runCalls(runId, "/facilities")).toHaveLength(2);
+  });
+});
+
+describe("a run stored before replanning existed (schema version 2)", () => {
+  it("is migrated when its object starts again: its status reads, and it replans", async () => {
+    const runId = await started({ replan: { mode: "human" }, steps: [findStep()] });
+    await runStub(runId).storeAsSchemaVersion2();
+    await abortObject(runId);
+    const before = await status(runId);
+    expect(before.status).toBe("pending");
+    expect(before.replans).toEqual([]);
+    await fireAlarm(runId);
+    expect((await status(runId)).pendingReplan).toHaveLength(1);
+    expect((await post(`/v1/runs/${runId}/replan`, { steps: [fixedFind] })).res.status).toBe(200);
+    expect((await runToEnd(runId)).status).toBe("completed");
   });
 });

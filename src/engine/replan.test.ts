@@ -289,31 +289,12 @@ describe("repairPlan: the merged plan, validated like a submission (SPEC 9.2)", 
         },
       ],
     });
-    expect(
-      repairPlan(
-        plan,
-        1,
-        [
-          { id: "b", tool: "pass" },
-          { id: "b", tool: "pass" },
-        ],
-        ctx,
-      ),
-    ).toMatchObject({
+    const b = { id: "b", tool: "pass" };
+    expect(repairPlan(plan, 1, [b, b], ctx)).toMatchObject({
       ok: false,
       issues: [{ path: "steps.1.id", message: '"b" is defined twice' }],
     });
-    expect(
-      repairPlan(
-        plan,
-        1,
-        [
-          { id: "b", tool: "pass" },
-          { id: "a", tool: "pass" },
-        ],
-        ctx,
-      ),
-    ).toMatchObject({
+    expect(repairPlan(plan, 1, [b, { id: "a", tool: "pass" }], ctx)).toMatchObject({
       ok: false,
       issues: [{ path: "steps.1.id", message: expect.stringContaining('step "a" already exists') }],
     });
