@@ -6,7 +6,9 @@
 import type { OutputLimits } from "../src/engine/output";
 import type { RunStatus } from "../src/engine/records";
 import type { StepResult } from "../src/engine/status";
+import type { ValidationContext } from "../src/engine/validate";
 import type { ToolSet } from "../src/tools";
+import type { Fetcher } from "../src/tools/http-client";
 import type { AlarmPointer } from "./alarm";
 import type { Checkpoint } from "./storage/checkpoint";
 
@@ -23,4 +25,19 @@ export interface RunContext {
   rand(): number;
   /** The run reached a status users hear about (final, paused, waiting): events, rollback, webhook. */
   statusChanged(status: RunStatus, now: number): void;
+  readonly replan: ReplanEnv;
+}
+
+/** What repairs (SPEC 9.2) need of the Worker: its validation, and how to call a planner. */
+export interface ReplanEnv {
+  /** A repaired plan is validated like a submission (tools, egress, MAX_STEPS_PER_PLAN). */
+  validation: ValidationContext;
+  fetcher: Fetcher;
+  /** ALLOWED_HOSTS, checked again on each planner call: a message when the URL is denied. */
+  checkUrl(url: string): string | null;
+  /** WEBHOOK_SECRET: planner calls are signed like webhooks (the plan's webhook secret first). */
+  workerSecret: string | undefined;
+  /** A planner's answer: at most MAX_PLAN_BYTES, nested at most MAX_JSON_DEPTH. */
+  maxAnswerBytes: number;
+  maxAnswerDepth: number;
 }

@@ -9,8 +9,10 @@
  * (alarm.ts), and `alarm()` is safe to run twice.
  */
 import { DurableObject } from "cloudflare:workers";
-import { settings, type Env, type Settings } from "../src/env";
+import { settings, validationContext, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
+import { checkUrl } from "../src/engine/egress";
+import { outcomeOf, type Outcome } from "../src/engine/scheduler";
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
 import type { Answer, CallbackAnswer } from "../src/engine/verdict";
@@ -21,10 +23,13 @@ import {
   type ApproveOutcome,
   type ApproveRequest,
 } from "./controls/approval-control";
+import { decideReplan, type ReplanOutcome } from "./controls/replan-control";
 import * as controls from "./controls/run-controls";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
+import { stepChecks } from "./execution/step-checks";
 import { commitAnswer } from "./execution/step-journal";
+import { applyAnswer as applyRepairAnswer } from "./replan/repair";
 import { runRollback } from "./rollback/rollback";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
@@ -45,6 +50,7 @@ import { WebhookOutbox } from "./webhooks/outbox";
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
 export type { ControlOutcome, CreateOutcome } from "./controls/run-controls";
+export type { ReplanOutcome } from "./controls/replan-control";
 export type { AlarmPort } from "./alarm-port";
 export type { StepsQuery } from "./views/run-views";
 export type { StatusRead, StatusView } from "./views/status-reads";
@@ -90,6 +96,14 @@ export class RunObject extends DurableObject<Env> {
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
+      replan: {
+        validation: validationContext(this.config),
+        fetcher: (r) => fetch(r),
+        checkUrl: (url) => checkUrl(url, this.config.allowedHosts)?.message ?? null,
+        workerSecret: env.WEBHOOK_SECRET,
+        maxAnswerBytes: this.config.maxPlanBytes,
+        maxAnswerDepth: this.config.maxJsonDepth,
+      },
     };
   }
 
@@ -247,6 +261,30 @@ export class RunObject extends DurableObject<Env> {
     }
   }
 
+  /**
+   * `POST /v1/runs/:id/replan`: a person's answer to a step's repair (SPEC 9.2). A repair that
+   * does not validate changes nothing (400 with its issues; the step keeps waiting).
+   */
+  async replan(owner: string, body: unknown): Promise<ReplanOutcome> {
+    const run = this.owned(owner);
+    if (!run) return null;
+    if (this.iteration?.stopping)
+      return { ok: false, status: run.status, message: "the run is stopping" };
+    const decision = decideReplan(run, this.checkpoint.plan.read(), this.checkpoint.replans, body);
+    if (decision.type === "refuse") return decision.outcome;
+    const now = this.now();
+    const { row, answer } = decision;
+    const outcome = applyRepairAnswer(this.work, row, answer, now, { person: true });
+    if (outcome.type === "invalid")
+      return { ok: false, invalid: true, code: outcome.code, issues: outcome.issues };
+    const settled: Outcome =
+      outcome.type === "applied" ? { type: "replanned" } : outcomeOf(outcome.verdict);
+    if (this.iteration) this.iteration.repaired(row.stepIndex, settled);
+    else if (run.status === "waiting") this.checkpoint.run.setStatus("running");
+    await this.rearm(now);
+    return { ok: true, status: this.checkpoint.run.read()!.status };
+  }
+
   /** Completes a `callback` step: `not_found` for an unknown token, `conflict` for a used or expired one. */
   async answerCallback(
     token: string,
@@ -342,8 +380,11 @@ export class RunObject extends DurableObject<Env> {
     const c = this.checkpoint;
     const row = c.steps.get(index)!;
     const now = this.now();
-    const step = c.plan.read().steps[index]!;
-    commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, this.work.output, now);
+    const plan = c.plan.read();
+    const step = plan.steps[index]!;
+    const checks = stepChecks(this.work, plan, index, c.run.read()!.id, now);
+    const startedAt = row.startedAt ?? now;
+    commitAnswer(c, step, row.attempts, startedAt, answer, this.work.output, checks, now);
     if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
     this.wake();

@@ -188,6 +188,30 @@ describe("controls and callbacks through the client", () => {
     expect((await drive(failing.runId)).status).toBe("completed");
   });
 
+  it("replanRun answers a pending repair; an invalid one throws with its issues", async () => {
+    const { runId } = await client.createRun({
+      replan: { mode: "human" },
+      steps: [{ id: "v", tool: "pass", params: { value: [] }, verify: "${output.length}" }],
+    });
+    expect((await drive(runId)).status).toBe("waiting");
+    expect(
+      await failure(client.replanRun(runId, { steps: [{ id: "v", tool: "nope" }] })),
+    ).toMatchObject({
+      code: "invalid_plan",
+      status: 400,
+      issues: [{ path: "steps.0.tool", message: 'unknown tool "nope"' }],
+    });
+    const repaired = await client.replanRun(runId, {
+      steps: [{ id: "v", tool: "pass", params: { value: [1] }, verify: "${output.length}" }],
+    });
+    expect(repaired).toEqual({ runId, status: "running" });
+    expect((await drive(runId)).status).toBe("completed");
+    expect(await failure(client.replanRun(runId, { giveUp: true }))).toMatchObject({
+      code: "conflict",
+      status: 409,
+    });
+  });
+
   it("completeCallback answers a callback step; an unknown token is not_found", async () => {
     const { runId } = await client.createRun({
       steps: [

@@ -11,7 +11,8 @@ import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
 import retry from "../examples/retry.json";
-import { api, execute, results, runCalls } from "./helpers";
+import selfRepairing from "../examples/self-repairing.json";
+import { api, execute, results, runCalls, upstreamUrl } from "./helpers";
 import { domainResponse } from "./upstream/data";
 
 /** What the fake API answers for `path?query`. */
@@ -39,6 +40,7 @@ describe("examples/*.json", () => {
     ["partial-failure", partialFailure],
     ["fail-fast", failFast],
     ["retry", retry],
+    ["self-repairing", selfRepairing],
   ])("%s passes POST /v1/plans/validate", async (_, plan) => {
     const res = await api("/v1/plans/validate", {
       method: "POST",
@@ -196,5 +198,38 @@ describe("fail-fast example (failFast: true)", () => {
       status: "failed",
       error: { category: "client_error", status: 404 },
     });
+  });
+});
+
+describe("self-repairing example: verify, then a repair from the demo planner (SPEC 9)", () => {
+  // The example's planner is the demo upstream's (127.0.0.1:8788): here, the loopback upstream's.
+  const plan = JSON.parse(
+    JSON.stringify(selfRepairing).replaceAll("http://127.0.0.1:8788", upstreamUrl),
+  ) as unknown;
+
+  it("fixes the misspelt city after verification_failed and completes", async () => {
+    const run = await execute(plan);
+    expect(run.status).toBe("completed");
+    const locations = (await runCalls(run.runId, "/facilities")).map((c) =>
+      new URLSearchParams(c.query).get("location"),
+    );
+    expect(locations).toEqual(["Berln", "Berlin"]);
+    const [, , report] = await results(run.runId);
+    expect(report.data).toEqual({
+      facilities: ["Berlin Plant", "Berlin Annex"],
+      shipments: ["S1", "S3", "S4"],
+    });
+    expect(run.replans).toEqual([
+      expect.objectContaining({ n: 1, stepId: "facilities", answer: "repaired", newStepIds: [] }),
+    ]);
+    const plannerCalls = await runCalls(run.runId, "/planner");
+    expect(plannerCalls).toHaveLength(1);
+    expect(JSON.parse(plannerCalls[0].body)).toMatchObject({
+      error: { category: "verification_failed" },
+      params: { location: "Berln" },
+    });
+    const stored = (await (await api(`/v1/runs/${run.runId}/plan`)).json()) as any;
+    expect(stored.revision).toBe(1);
+    expect(stored.plan.steps[0].params).toEqual({ location: "Berlin" });
   });
 });

@@ -279,6 +279,38 @@ describe("responses match the OpenAPI response schemas", () => {
     expectShape(stepDetailSchema, await stepDetail(runId, "r"));
   });
 
+  it("a run with repairs: status (pendingReplan, waitingFor replan, replans), step detail, plan, the replan route's bodies", async () => {
+    const { runId } = await start({
+      replan: { mode: "human", cooldownMs: 0 },
+      steps: [
+        { id: "v", tool: "pass", params: { value: 0 }, verify: "${output}" },
+        { id: "w", tool: "pass", params: { value: 0 }, verify: "${output}" },
+      ],
+    });
+    await fireAlarm(runId);
+    const waiting = await status(runId);
+    expect(waiting.pendingReplan).toHaveLength(2);
+    expect(waiting.steps[0]).toMatchObject({ status: "waiting", waitingFor: "replan" });
+    expectShape(runStatusSchema, waiting);
+    expectShape(stepDetailSchema, await stepDetail(runId, "v"));
+    const invalid = await post(`/v1/runs/${runId}/replan`, { steps: [{ id: "v", tool: "x" }] });
+    expect(invalid.res.status).toBe(400);
+    expectShape(errorSchema, invalid.body);
+    const repaired = await post(`/v1/runs/${runId}/replan`, {
+      stepId: "v",
+      steps: [
+        { id: "v", tool: "pass", params: { value: 1 } },
+        { id: "n", tool: "pass" },
+      ],
+    });
+    expectShape(controlResultSchema, repaired.body);
+    await post(`/v1/runs/${runId}/replan`, { giveUp: true });
+    const s = await drive(runId);
+    expect(s.replans.map((r: any) => r.answer)).toEqual(["repaired", "declined"]);
+    expectShape(runStatusSchema, s);
+    expectShape(runPlanSchema, await json(`/v1/runs/${runId}/plan`));
+  });
+
   it("validation (with warnings), creation with warnings, health and error bodies", async () => {
     const valid = await api("/v1/plans/validate", {
       method: "POST",

@@ -12,6 +12,7 @@ import {
 } from "../../src/engine/fan-out";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
+import type { Outcome } from "../../src/engine/scheduler";
 import { resolveTemplates, templateError, type TemplateContext } from "../../src/engine/templates";
 import {
   attemptVerdict,
@@ -31,6 +32,8 @@ export interface FanOutEnv {
   halted(): boolean;
   /** The run was cancelled. */
   cancelled(): boolean;
+  /** The step fails as a whole (its items did, or its `forEach` is not a list): committed; its outcome. */
+  failStep(step: CompiledStep, error: StepError, now: number): Outcome;
 }
 
 export class FanOutRunner {
@@ -62,12 +65,14 @@ export class FanOutRunner {
           message: `forEach resolved to ${typeof list}, not an array`,
         };
       }
-      items.insert(this.step.index, list);
+      // A repaired step's items number their attempts on from its earlier items' (SPEC 9.2).
+      const after = this.env.ctx.checkpoint.attempts.lastItemAttempt(this.step.index);
+      items.insert(this.step.index, list, after);
       rows = list.map(() => ({
         status: "pending",
         nextAttemptAt: null,
-        attempts: 0,
-        retryBase: 0,
+        attempts: after,
+        retryBase: after,
       }));
     }
     this.attempts = rows.map((r) => r.attempts);

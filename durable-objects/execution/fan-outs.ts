@@ -8,7 +8,7 @@ import type { StepError } from "../../src/engine/records";
 import type { Outcome } from "../../src/engine/scheduler";
 import type { TemplateContext } from "../../src/engine/templates";
 import { FanOutRunner, type FanOutEnv } from "./fan-out-runner";
-import { retryScheduled, fanOutRunning, stepFailed } from "./step-journal";
+import { retryScheduled, fanOutRunning } from "./step-journal";
 
 export type FanOutEnd =
   /** Committed here; the scheduler settles the step with `outcome`. */
@@ -29,10 +29,7 @@ export class FanOuts {
     if (row.startedAt === null || row.status !== "running")
       fanOutRunning(c, step, row.startedAt === null, now);
     const error = runner.begin(now);
-    if (error) {
-      stepFailed(c, step, error, now);
-      return { type: "failed" };
-    }
+    if (error) return this.env.failStep(step, error, now);
     this.runners.set(step.index, runner);
     return null;
   }
@@ -87,15 +84,11 @@ export class FanOuts {
         category: first?.category ?? "invalid_data",
         message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}`,
       };
-      stepFailed(c, step, error, now);
-      return settled({ type: "failed" });
+      return settled(this.env.failStep(step, error, now));
     }
     // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
     const tooLarge = runner.outputTooLarge(this.env.ctx.output.maxOutputBytes);
-    if (tooLarge) {
-      stepFailed(c, step, tooLarge, now);
-      return settled({ type: "failed" });
-    }
+    if (tooLarge) return settled(this.env.failStep(step, tooLarge, now));
     const startedAt = c.steps.get(i)!.startedAt ?? now;
     return { type: "succeeded", step: i, data: runner.data(), startedAt };
   }

@@ -13,6 +13,7 @@ import {
   settle,
   type Action,
   type Next,
+  type Outcome,
   type Scheduler,
 } from "../../src/engine/scheduler";
 import type { Answer } from "../../src/engine/verdict";
@@ -86,6 +87,17 @@ export class Iteration {
     this.steps.answer(i, answer);
   }
 
+  /** The run stops (cancel, fail-fast): it takes no repair any more. */
+  get stopping(): boolean {
+    return this.s.halted;
+  }
+
+  /** A person's answer to step `i`'s repair was committed while this iteration is live (SPEC 9.2). */
+  repaired(i: number, outcome: Outcome): void {
+    if (this.s.status[i] === "waiting") settle(this.s, i, outcome);
+    this.wake.notify();
+  }
+
   /**
    * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
    * answer at once (`pass`) would keep this loop in microtasks for a whole run: every
@@ -130,6 +142,8 @@ export class Iteration {
     const decision = endIteration(this.s, next, this.plan.config.mode, c.run.read()!);
     switch (decision.type) {
       case "finish":
+        // Steps a repair added meanwhile are unknown to this iteration's scheduler: they never run.
+        if (this.s.replanned) c.cancelUnfinished(now);
         c.run.finish(decision.status, now);
         this.ctx.statusChanged(decision.status, now);
         return null;

@@ -4,27 +4,31 @@
  * one engine verdict, committed (step-journal) and then settled in the scheduler.
  */
 import { conditionHolds } from "../../src/engine/conditions";
-import type { CompiledPlan } from "../../src/engine/plan";
-import { cancelRun, outcomeOf, settle, type Scheduler } from "../../src/engine/scheduler";
+import type { CompiledPlan, CompiledStep } from "../../src/engine/plan";
+import type { StepError } from "../../src/engine/records";
+import {
+  cancelRun,
+  outcomeOf,
+  settle,
+  type Outcome,
+  type Scheduler,
+} from "../../src/engine/scheduler";
 import type { TemplateContext } from "../../src/engine/templates";
-import { storedOutput } from "../../src/engine/output";
 import {
   attemptVerdict,
+  stepFailure,
+  successVerdict,
   type Answer,
   type AttemptResult,
   type Verdict,
 } from "../../src/engine/verdict";
+import { PlannerCalls } from "../replan/planner-calls";
 import type { RunContext } from "../run-context";
 import type { StepLoad } from "../storage/step-table";
 import { FanOuts } from "./fan-outs";
 import { invoke, type Invoker } from "./invoke";
-import {
-  attemptStarted,
-  commitAnswer,
-  commitVerdict,
-  stepFailed,
-  stepSkipped,
-} from "./step-journal";
+import { stepChecks } from "./step-checks";
+import { attemptStarted, commitAnswer, commitVerdict, stepSkipped } from "./step-journal";
 import { templateContext } from "./template-context";
 
 /** An attempt that came back, waiting to be committed with the others that arrived together. */
@@ -37,6 +41,8 @@ interface Completion {
 
 export class StepAttempts {
   readonly fanOuts: FanOuts;
+  /** Repairs of steps that failed for good (SPEC 9.2): their planner calls. */
+  private readonly planner: PlannerCalls;
   private readonly attempts: number[];
   /** Per step: attempts made before the last redrive (the retry policy counts from there). */
   private readonly retryBase: number[];
@@ -60,7 +66,9 @@ export class StepAttempts {
       notify,
       halted: () => s.halted,
       cancelled: () => s.cancelled,
+      failStep: (step, error, now) => this.failWhole(step, error, now),
     });
+    this.planner = new PlannerCalls(ctx, plan, s, invoker.runId, notify);
   }
 
   /** Attempts came back while others are still in flight: they may be worth committing together. */
@@ -73,6 +81,7 @@ export class StepAttempts {
     cancelRun(this.s);
     for (const c of this.controllers.values()) c.abort();
     this.fanOuts.cancel();
+    this.planner.cancel();
   }
 
   /** An approval or a callback answered step `i` while the iteration is live. */
@@ -93,10 +102,7 @@ export class StepAttempts {
         if (holds === false) {
           stepSkipped(c, step, "condition_false", now);
           settle(this.s, i, { type: "skipped", reason: "condition_false" });
-        } else {
-          stepFailed(c, step, holds, now);
-          settle(this.s, i, { type: "failed" });
-        }
+        } else settle(this.s, i, this.failWhole(step, holds, now));
         this.notify();
         return;
       }
@@ -126,6 +132,7 @@ export class StepAttempts {
     const batch = this.completed;
     this.completed = [];
     for (const c of batch) this.attemptEnded(c.i, c.attempt, c.startedAt, c.result);
+    this.planner.commitCompleted();
   }
 
   /**
@@ -152,6 +159,7 @@ export class StepAttempts {
       noSuspend: null,
       now,
       rand: this.ctx.rand,
+      ...this.checks(i, now),
     });
     commitVerdict(this.ctx.checkpoint, step, attempt, startedAt, verdict, now);
     this.settleCommitted(i, verdict);
@@ -173,20 +181,15 @@ export class StepAttempts {
 
   private commitAnswer(i: number, attempt: number, startedAt: number, answer: Answer, now: number) {
     const step = this.plan.steps[i]!;
-    return commitAnswer(
-      this.ctx.checkpoint,
-      step,
-      attempt,
-      startedAt,
-      answer,
-      this.ctx.output,
-      now,
-    );
+    const { checkpoint, output } = this.ctx;
+    const checks = this.checks(i, now);
+    return commitAnswer(checkpoint, step, attempt, startedAt, answer, output, checks, now);
   }
 
-  /** A waiting step's time came: a `wait` is over, a `callback` timed out. */
+  /** A waiting step's time came: a `wait` is over, a `callback` timed out, a repair is due. */
   timerDue(i: number, now: number): void {
     const row = this.ctx.checkpoint.steps.get(i)!;
+    if (row.waitingFor === "replan") return this.planner.due(i, now);
     const attempt = this.attempts[i]!;
     const startedAt = row.startedAt ?? now;
     if (row.waitingFor === "callback") {
@@ -218,15 +221,27 @@ export class StepAttempts {
     }
   }
 
-  /** Every item of a forEach step succeeded: their outputs are the step's (bounded like any output). */
+  /** Every item of a forEach step succeeded: their outputs are the step's (bounded and verified like any output). */
   fanOutSucceeded(i: number, data: unknown[], startedAt: number): void {
-    const stored = storedOutput(data, this.ctx.output);
-    const verdict: Verdict = !stored.ok
-      ? { type: "failed", error: stored.error }
-      : { type: "succeeded", data: stored.json, status: null };
     const now = this.ctx.now();
+    const { halted, cancelled } = this.s;
+    const rules = { output: this.ctx.output, item: false, halted, cancelled };
+    const verdict = successVerdict(data, null, { ...rules, ...this.checks(i, now) });
     commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, null, startedAt, verdict, now);
     this.settleCommitted(i, verdict);
+  }
+
+  /** The step fails as a whole, without an attempt of its own (its `when`, its items): committed; its outcome. */
+  private failWhole(step: CompiledStep, error: StepError, now: number): Outcome {
+    const checks = this.checks(step.index, now);
+    const verdict = stepFailure({ type: "failed", error }, { halted: this.s.halted, ...checks });
+    commitVerdict(this.ctx.checkpoint, step, null, now, verdict, now);
+    return outcomeOf(verdict);
+  }
+
+  /** The step's own checks (SPEC 9): its `verify`, and whether a failure for good asks for a repair. */
+  private checks(i: number, now: number) {
+    return stepChecks(this.ctx, this.plan, i, this.invoker.runId, now);
   }
 
   private context(i: number): TemplateContext {

@@ -7,9 +7,16 @@
 import type { OutputLimits } from "../../src/engine/output";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { SkipReason, StepError } from "../../src/engine/records";
-import { answerVerdict, type Answer, type Verdict } from "../../src/engine/verdict";
+import { diagnose } from "../../src/engine/replan";
+import {
+  answerVerdict,
+  type Answer,
+  type StepChecks,
+  type Verdict,
+} from "../../src/engine/verdict";
 import { STEP_ATTEMPT } from "../storage/attempt-table";
 import type { Checkpoint } from "../storage/checkpoint";
+import type { RepairAnswerKind } from "../storage/replan-table";
 
 /** Recorded before the tool is called (SPEC 5.5). */
 export function attemptStarted(c: Checkpoint, step: CompiledStep, attempt: number, now: number) {
@@ -67,20 +74,94 @@ export function commitVerdict(
   // A failed attempt's callback token can no longer complete the step: later answers get a 409.
   if (step.tool === "callback") c.callbacks.expire(i);
   if (attempt !== null) c.attempts.ended(i, STEP_ATTEMPT, attempt, now, verdict.error);
+  if (verdict.error.category === "verification_failed")
+    c.events.append("verification_failed", now, step.id, attempt, verdict.error);
   switch (verdict.type) {
     case "retry":
       retryScheduled(c, step, attempt, verdict.error, verdict.at, now);
       return;
     case "failed":
-      c.steps.failed(i, verdict.error, now);
+      if (verdict.error.category === "replan_limit_reached")
+        c.events.append("replan_failed", now, step.id, null, verdict.error);
+      c.steps.failed(i, verdict.error, now, verdict.data ?? null);
       c.events.append("step_failed", now, step.id, attempt, verdict.error);
       return;
+    case "replan":
+      repairRequested(c, step, verdict, now);
+      return;
     case "cancelled":
+      c.replans.cancelOf(i, now);
       c.steps.ended(i, "cancelled", null, now);
       return;
     default:
       verdict satisfies never;
   }
+}
+
+/**
+ * The step failed for good and the run asks for a repair (SPEC 9.2): a numbered request, and
+ * the step waiting for it (until its planner call is due, or a person may answer).
+ */
+function repairRequested(
+  c: Checkpoint,
+  step: CompiledStep,
+  verdict: Extract<Verdict, { type: "replan" }>,
+  now: number,
+) {
+  const { error } = verdict;
+  const mode = c.plan.read().replan?.mode ?? "url";
+  const attempts = c.steps.get(step.index)!.attempts;
+  const diagnosis = diagnose(step, error, attempts);
+  const n = c.replans.request({
+    stepIndex: step.index,
+    stepId: step.id,
+    mode,
+    error,
+    diagnosis,
+    now,
+  });
+  if (verdict.at === null) c.replans.opened(n, now);
+  c.steps.waitingForRepair(step.index, error, verdict.data ?? null, verdict.at);
+  const until = verdict.at === null ? {} : { until: new Date(verdict.at).toISOString() };
+  c.events.append("step_waiting", now, step.id, null, { waitingFor: "replan", ...until });
+  c.events.append("replan_requested", now, step.id, null, { n, mode, error, diagnosis });
+}
+
+/** The step's repair `n` waits until `at` (the cooldown, or a retry of the planner call after `error`). */
+export function repairWaits(
+  c: Checkpoint,
+  step: CompiledStep,
+  n: number,
+  at: number,
+  error: StepError | null,
+) {
+  c.replans.waiting(n, error && `${error.category}: ${error.message}`);
+  c.steps.repairDue(step.index, at);
+}
+
+/** A person may answer the step's repair `n` from now on (its cooldown is over). */
+export function repairOpened(c: Checkpoint, step: CompiledStep, n: number, now: number) {
+  c.replans.opened(n, now);
+  c.steps.repairDue(step.index, null);
+}
+
+/**
+ * Repair `n` failed (`answer`: how, `error`: the step's new error): it is settled and the step
+ * fails; the run goes on under SPEC 5.3. Returns the verdict for the scheduler.
+ */
+export function repairFailed(
+  c: Checkpoint,
+  step: CompiledStep,
+  n: number,
+  answer: Exclude<RepairAnswerKind, "repaired">,
+  error: StepError,
+  now: number,
+): Verdict {
+  c.replans.settled(n, answer, now, error.message);
+  c.events.append("replan_failed", now, step.id, null, { n, answer, ...error });
+  const verdict: Verdict = { type: "failed", error };
+  commitVerdict(c, step, null, now, verdict, now);
+  return verdict;
 }
 
 function suspended(
@@ -111,6 +192,7 @@ export function commitAnswer(
   startedAt: number,
   answer: Answer,
   limits: OutputLimits,
+  checks: StepChecks,
   now: number,
 ): Verdict {
   if (answer.type === "callback") c.callbacks.use(answer.token);
@@ -123,7 +205,7 @@ export function commitAnswer(
       answer.comment ? { comment: answer.comment } : undefined,
     );
   }
-  const verdict = answerVerdict(answer, limits);
+  const verdict = answerVerdict(answer, limits, checks);
   commitVerdict(c, step, attempt, startedAt, verdict, now);
   return verdict;
 }
@@ -136,10 +218,6 @@ export function stepSkipped(c: Checkpoint, step: CompiledStep, reason: SkipReaso
 /** A step that never ran is cancelled (the run stopped): its tokens cannot complete it. */
 export function stepCancelled(c: Checkpoint, step: CompiledStep, now: number) {
   c.callbacks.expire(step.index);
+  c.replans.cancelOf(step.index, now);
   c.steps.ended(step.index, "cancelled", null, now);
-}
-
-/** A step fails as a whole, without an attempt of its own (a `when` that cannot be evaluated). */
-export function stepFailed(c: Checkpoint, step: CompiledStep, error: StepError, now: number) {
-  commitVerdict(c, step, null, now, { type: "failed", error }, now);
 }

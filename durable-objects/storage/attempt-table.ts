@@ -37,6 +37,14 @@ export class AttemptTable {
       ORDER BY item_index, attempt`;
   }
 
+  /** The highest attempt number of the step's forEach items (0: none): a repaired step's items number on from it. */
+  lastItemAttempt(step: number): number {
+    return (
+      this.db.one<{ n: number | null }>`SELECT MAX(attempt) AS n FROM attempts
+      WHERE step_idx = ${step} AND item_index >= 0`!.n ?? 0
+    );
+  }
+
   /** The run was cancelled: every open attempt ends as cancelled. */
   cancelOpen(now: number): void {
     this.db

@@ -13,6 +13,7 @@ import { DeliveryTable } from "./delivery-table";
 import { EventTable } from "./event-table";
 import { ItemTable } from "./item-table";
 import { PlanTable } from "./plan-table";
+import { ReplanTable } from "./replan-table";
 import { RunTable } from "./run-table";
 import { migrate, storedSchemaVersion } from "./schema";
 import { Sql } from "./sql";
@@ -38,6 +39,7 @@ export class Checkpoint {
   readonly compensations: CompensationTable;
   readonly deliveries: DeliveryTable;
   readonly events: EventTable;
+  readonly replans: ReplanTable;
   private readonly db: Sql;
   /** Fires after every write: long-polling status readers wait on it (SPEC 6.1). */
   readonly changes = new ChangeSignal();
@@ -63,6 +65,7 @@ export class Checkpoint {
     this.compensations = new CompensationTable(db);
     this.deliveries = new DeliveryTable(db);
     this.events = new EventTable(db, (n) => this.run.addEventsDropped(n), eventCap);
+    this.replans = new ReplanTable(db);
     this.exists = storedSchemaVersion(db) > 0;
     if (this.exists) migrate(db);
   }
@@ -134,12 +137,42 @@ export class Checkpoint {
     this.events.append("run_resumed", now, null, null, { redrive: true, steps });
   }
 
+  /**
+   * A repair (SPEC 9.2), in one transaction with the step's state: the plan's new revision,
+   * step `index` pending under its new definition (a forEach step's items resolved again),
+   * the new steps' rows appended in plan order, and repair `n` settled as `repaired`.
+   */
+  applyRepair(r: {
+    n: number;
+    index: number;
+    plan: CompiledPlan;
+    newStepIds: string[];
+    now: number;
+  }) {
+    const { plan, index } = r;
+    const before = this.plan.read().steps.length;
+    this.storage.transactionSync(() => {
+      this.plan.replace(plan);
+      this.items.forget(index);
+      this.steps.redefined(index, plan.steps[index]!.tool);
+      this.steps.insertAll(plan.steps.slice(before));
+      this.replans.settled(r.n, "repaired", r.now, null, r.newStepIds);
+      this.events.append("replan_applied", r.now, plan.steps[index]!.id, null, {
+        n: r.n,
+        revision: plan.revision ?? 0,
+        newStepIds: r.newStepIds,
+      });
+    });
+    this.plan.remember(plan);
+  }
+
   /** Cancels every step that has not finished, closing its open attempt and callback tokens. */
   cancelUnfinished(now: number): void {
     this.attempts.cancelOpen(now);
     this.steps.cancelUnfinished(now);
     this.items.cancelUnfinished();
     this.callbacks.expireAll();
+    this.replans.cancelOpen(now);
     // A run stopped at the risk gate no longer waits for it (and cannot be approved later).
     this.run.clearRiskGate();
   }

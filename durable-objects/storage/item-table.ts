@@ -21,11 +21,18 @@ export class ItemTable {
       retry_base AS retryBase FROM items WHERE step_idx = ${step} ORDER BY item_index`;
   }
 
-  insert(step: number, items: readonly unknown[]): void {
+  /** `after`: attempts items of the step made before a repair (SPEC 9.2); numbering goes on from there. */
+  insert(step: number, items: readonly unknown[], after = 0): void {
     items.forEach((item, k) => {
-      this.db.run`INSERT INTO items (step_idx, item_index, item, status)
-        VALUES (${step}, ${k}, ${JSON.stringify(item ?? null)}, 'pending')`;
+      this.db.run`INSERT INTO items (step_idx, item_index, item, status, attempts, retry_base)
+        VALUES (${step}, ${k}, ${JSON.stringify(item ?? null)}, 'pending', ${after}, ${after})`;
     });
+    this.changed(step);
+  }
+
+  /** A repair redefined the step: its items are resolved again from its new `forEach`. */
+  forget(step: number): void {
+    this.db.run`DELETE FROM items WHERE step_idx = ${step}`;
     this.changed(step);
   }
 

@@ -1,7 +1,7 @@
 /**
  * PlanTable (owns `plan_parts`): the run's compiled plan, kept as JSON cut into `plan_parts` rows. A plan
  * (MAX_PLAN_BYTES) may be larger than one Durable Object value may hold, so it is split on
- * write and joined on read; it never changes after the run is created, so it is read once.
+ * write and joined on read. Only a repair (SPEC 9.2) replaces it, so it is read once per change.
  */
 import type { CompiledPlan } from "../../src/engine/plan";
 import type { Sql } from "./sql";
@@ -32,6 +32,12 @@ export class PlanTable {
     splitText(JSON.stringify(plan), PLAN_PART_CHARS).forEach((part, seq) => {
       this.db.run`INSERT INTO plan_parts (seq, part) VALUES (${seq}, ${part})`;
     });
+  }
+
+  /** Replaces the plan with its repaired revision (inside the caller's transaction). */
+  replace(plan: CompiledPlan): void {
+    this.db.run`DELETE FROM plan_parts`;
+    this.write(plan);
   }
 
   /** Caches a plan once its transaction committed (a rolled-back write must not be cached). */

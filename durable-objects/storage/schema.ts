@@ -4,7 +4,7 @@
  */
 import type { Sql } from "./sql";
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
@@ -140,6 +140,35 @@ CREATE TABLE IF NOT EXISTS events (
 );
 `;
 
+/**
+ * v3: the repairs a run asked for (SPEC 9.2), owned by replan-table.ts, with triggers that move
+ * the status ETag. Kept whole here: part of a fresh schema (DDL) and the v3 migration.
+ */
+const REPLANS_DDL = `
+CREATE TABLE IF NOT EXISTS replans (
+  n INTEGER PRIMARY KEY,
+  step_idx INTEGER NOT NULL,
+  step_id TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  state TEXT NOT NULL,
+  error TEXT NOT NULL,
+  diagnosis TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  requested_at INTEGER NOT NULL,
+  asked_at INTEGER,
+  answered_at INTEGER,
+  reason TEXT,
+  new_step_ids TEXT
+);
+CREATE INDEX IF NOT EXISTS replans_by_step ON replans (step_idx, state);
+${["INSERT", "UPDATE", "DELETE"]
+  .map(
+    (op) =>
+      `CREATE TRIGGER IF NOT EXISTS replans_${op.toLowerCase()}_changed AFTER ${op} ON replans BEGIN UPDATE run SET version = version + 1; END;`,
+  )
+  .join("\n")}
+`;
+
 /** A step's duration when it counts towards the average (succeeded or failed, both times known). */
 const duration = (row: "NEW" | "OLD") =>
   `(CASE WHEN ${row}.status IN ('succeeded', 'failed') AND ${row}.started_at IS NOT NULL
@@ -194,6 +223,8 @@ const MIGRATIONS: Record<number, (db: Sql) => void> = {
       duration_count = (SELECT COUNT(*) FROM steps
         WHERE status IN ('succeeded', 'failed') AND started_at IS NOT NULL AND ended_at IS NOT NULL)`);
   },
+  // v3: replanning (SPEC 9.2); a run stored before it has no repairs.
+  3: (db) => db.script(REPLANS_DDL),
 };
 
 /** The schema version of this storage: 0 when nothing was created yet. */
@@ -210,6 +241,7 @@ export function migrate(db: Sql): void {
   if (stored > SCHEMA_VERSION)
     throw new Error(`storage schema ${stored} is newer than this code (${SCHEMA_VERSION})`);
   db.script(DDL); // new tables; a fresh storage gets the current schema whole
+  if (stored === 0) db.script(REPLANS_DDL);
   if (stored > 0) for (let v = stored + 1; v <= SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
   db.script(TRIGGERS);
   db.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;

@@ -125,9 +125,40 @@ export class StepTable {
     this.changed(index);
   }
 
-  failed(index: number, error: StepError, now: number): void {
+  /** `data`: an output that failed the step's `verify` (SPEC 9.1) is kept. */
+  failed(index: number, error: StepError, now: number, data: string | null = null): void {
     this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,
-      error = ${JSON.stringify(error)}, http_status = ${error.status ?? null} WHERE idx = ${index}`;
+      waiting_for = NULL, error = ${JSON.stringify(error)}, http_status = ${error.status ?? null},
+      data = COALESCE(${data}, data) WHERE idx = ${index}`;
+    this.changed(index);
+  }
+
+  /**
+   * The step failed for good and waits for a repair (SPEC 9.2), until `until` when the planner
+   * is called (or a person may answer); its error, and an output that failed `verify`, show meanwhile.
+   */
+  waitingForRepair(index: number, error: StepError, data: string | null, until: number | null) {
+    this.db.run`UPDATE steps SET status = 'waiting', waiting_for = 'replan',
+      next_attempt_at = ${until}, error = ${JSON.stringify(error)},
+      http_status = ${error.status ?? null}, data = COALESCE(${data}, data) WHERE idx = ${index}`;
+    this.changed(index);
+  }
+
+  /** When the step's repair is next due (its planner call; null: a person may answer now). */
+  repairDue(index: number, until: number | null): void {
+    this.db.run`UPDATE steps SET next_attempt_at = ${until} WHERE idx = ${index}`;
+    this.changed(index);
+  }
+
+  /**
+   * A repair redefined the step (SPEC 9.2): it is pending again under its new definition (its
+   * `tool`); its attempts stay in history and the retry policy counts from here, as after a redrive.
+   */
+  redefined(index: number, tool: string): void {
+    this.db.run`UPDATE steps SET tool = ${tool}, status = 'pending', reason = NULL,
+      started_at = NULL, ended_at = NULL, next_attempt_at = NULL, waiting_for = NULL, data = NULL,
+      error = NULL, http_status = NULL, execution_ms = NULL, retry_base = attempts
+      WHERE idx = ${index}`;
     this.changed(index);
   }
 

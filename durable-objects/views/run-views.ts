@@ -16,6 +16,7 @@ import {
 import { rollbackView } from "../rollback/rollback";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { WebhookOutbox } from "../webhooks/outbox";
+import { replanStatus } from "./replan-views";
 import type { StepViews } from "./step-views";
 
 /** `GET /v1/runs/:id?view=summary`: everything but the steps, in O(1) of the plan's size. */
@@ -30,6 +31,7 @@ export function summaryView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord
   return {
     ...runSummary(run, plan, now),
     ...(pendingApproval.length > 0 && { pendingApproval }),
+    ...replanStatus(c),
     ...(rolledBack && { rollback: rolledBack }),
     ...(plan.webhook && { webhook: outbox.view(plan.webhook.url) }),
   };

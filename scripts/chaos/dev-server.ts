@@ -41,11 +41,14 @@ export class DevServer {
   private starts = 0;
   private readonly live = new Set<number>();
 
-  /** `dir` receives one log per start; `args` come from devServerArgs(). */
-  constructor(dir: string, port: number, args: string[]) {
+  private readonly inspectorPort: number | undefined;
+
+  /** `dir` receives one log per start; `args` come from devServerArgs(); the inspector's port is a free one unless given. */
+  constructor(dir: string, port: number, args: string[], inspectorPort?: number) {
     this.dir = dir;
     this.port = port;
     this.args = args;
+    this.inspectorPort = inspectorPort;
     this.url = `http://127.0.0.1:${port}`;
   }
 
@@ -56,7 +59,7 @@ export class DevServer {
     const logFile = join(this.dir, `wrangler-${n}.log`);
     const fd = openSync(logFile, "a");
     // wrangler's default inspector port (9229) may be taken, e.g. by another chaos run.
-    const inspectorPort = await freePort();
+    const inspectorPort = this.inspectorPort ?? (await freePort());
     const child = spawn(
       process.execPath,
       [

@@ -7,7 +7,12 @@ import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
 import { compileRequest } from "./plans";
-import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
+import type {
+  ApproveOutcome,
+  ControlOutcome,
+  ReplanOutcome,
+} from "../../durable-objects/run-object";
+import { readJson } from "./body";
 import { eventsResponse } from "./events";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
@@ -147,3 +152,24 @@ runRoutes.post("/:runId/retry", async (c) => {
   const { runId, stub } = runStub(c);
   return c.json(controlled(runId, await stub.redrive(c.get("owner"))));
 });
+
+/**
+ * A person's answer to a step's repair (SPEC 9.2, `replan.mode` human): `{ steps }` or
+ * `{ giveUp: true, reason }`, read like a plan (MAX_PLAN_BYTES, MAX_JSON_DEPTH). A repair
+ * that does not validate is a 400 whose paths point into the body (`steps.0.tool`) or into the
+ * run's plan (`plan.steps.3...`); the step keeps waiting.
+ */
+runRoutes.post("/:runId/replan", async (c) => {
+  const { runId, stub } = runStub(c);
+  const config = settings(c.env);
+  const body = await readJson(c, config.maxPlanBytes, "repair", config.maxJsonDepth);
+  const outcome = await stub.replan(c.get("owner"), body);
+  if (invalidRepair(outcome)) throw new InvalidPlanError(outcome.issues, outcome.code);
+  return c.json(controlled(runId, outcome));
+});
+
+function invalidRepair(
+  outcome: ReplanOutcome,
+): outcome is Extract<ReplanOutcome, { invalid: true }> {
+  return outcome !== null && !outcome.ok && "invalid" in outcome;
+}

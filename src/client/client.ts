@@ -241,6 +241,19 @@ export class EdgestepClient {
     return this.control(runId, "approve", { ...body, approved: false }, options);
   }
 
+  /**
+   * Answers a step's pending repair (SPEC 9.2, `replan.mode` human): `{ steps }` (the failed
+   * step's new definition, same id, and any new steps) or `{ giveUp: true, reason }`; `stepId`
+   * names the step when several wait. An invalid repair throws with its issues; the step keeps waiting.
+   */
+  async replanRun(
+    runId: string,
+    body: T.ReplanRequest,
+    options: Signal = {},
+  ): Promise<T.ControlResult> {
+    return this.control(runId, "replan", body, options);
+  }
+
   private async control(runId: string, action: string, body: unknown, options: Signal) {
     return (
       await this.http.json<T.ControlResult>("POST", run(runId, `/${action}`), { body, ...options })

@@ -39,6 +39,7 @@ export type StepState = StepStatus["status"];
 export type ApproveRequest = z.input<typeof api.approveBodySchema>;
 export type ResumeRequest = z.input<typeof api.resumeBodySchema>;
 export type CallbackRequest = z.input<typeof api.callbackBodySchema>;
+export type ReplanRequest = z.input<typeof api.replanBodySchema>;
 
 type OneOrMany<T> = T | readonly T[];
 type ListRunsQuery = z.output<typeof api.listRunsQuerySchema>;

@@ -62,6 +62,10 @@ export const stepSchema = z.object({
   readonly: z.boolean().optional(),
   compensate: z.strictObject({ tool: z.string().min(1), params: params.default({}) }).optional(),
   forEach: z.union([z.string(), z.array(z.unknown())]).optional(),
+  verify: z
+    .string()
+    .optional()
+    .describe("a template the step's output must satisfy (`${output...}`): falsy fails the step"),
   maxConcurrency: z.int().min(1).max(100).optional(),
   title: z.string().optional(),
   description: z.string().optional(),
@@ -72,6 +76,30 @@ export const webhookSchema = z.strictObject({
   url: z.string().min(1),
   secret: z.string().min(1).max(1024).optional(),
 });
+
+/**
+ * Replanning (SPEC 9.2): a planner at `url` (or, with `mode: "human"`, a person through
+ * `POST /v1/runs/:id/replan`) repairs a step that failed for good, within these limits.
+ */
+export const replanSchema = z
+  .strictObject({
+    mode: z.enum(["url", "human"]).default("url"),
+    url: z.string().min(1).optional().describe("the planner (mode url): a signed POST per repair"),
+    maxReplansPerStep: z.int().min(0).max(10).default(3),
+    maxTotalReplans: z.int().min(0).max(50).default(5),
+    cooldownMs: z.int().min(0).max(600_000).default(1000),
+    timeoutMs: timeoutMs.optional().describe("per planner call; default config.stepTimeoutMs"),
+  })
+  .superRefine((replan, ctx) => {
+    if (replan.mode === "human" && replan.url !== undefined)
+      ctx.addIssue({ code: "custom", path: ["url"], message: 'a "human" replan takes no url' });
+    if (replan.mode === "url" && replan.url === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: 'the planner\'s url is required (or "mode": "human")',
+      });
+  });
 
 /**
  * A run's tags (SPEC 8.1): at most 20, keys like step ids, string values of at most 256
@@ -91,6 +119,7 @@ export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
     input: z.unknown().optional(),
     config: configSchema.prefault({}),
     webhook: webhookSchema.optional(),
+    replan: replanSchema.optional(),
     steps: z
       .array(stepSchema)
       .min(1, "a plan needs at least one step")
@@ -98,9 +127,32 @@ export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
   });
 }
 
+/** `POST /v1/runs/:id/replan` names the repair it answers when several wait; a planner's answer needs none. */
+const repairOf = stepId
+  .optional()
+  .describe("POST /replan: the step whose repair this is (needed when several wait)");
+
+/** A repair (SPEC 9.2): the planner's 200 answer, and the body of `POST /v1/runs/:id/replan`. */
+export const repairStepsSchema = z.strictObject({
+  stepId: repairOf,
+  steps: z
+    .array(stepSchema)
+    .min(1, "a repair needs the failed step's new definition")
+    .describe("the failed step's new definition (its id) and any new steps (new ids)"),
+});
+export const giveUpSchema = z.strictObject({
+  stepId: repairOf,
+  giveUp: z.literal(true),
+  reason: z.string().max(10_000).optional(),
+});
+
+export const repairAnswerSchema = z.union([repairStepsSchema, giveUpSchema]);
+export type RepairAnswer = z.output<typeof repairAnswerSchema>;
+
 export type PlanInput = z.input<ReturnType<typeof planSchema>>;
 export type ParsedPlan = z.output<ReturnType<typeof planSchema>>;
 export type ParsedStep = z.output<typeof stepSchema>;
 export type PlanConfig = z.output<typeof configSchema>;
 export type RetryOverrides = z.output<typeof retrySchema>;
 export type RunMode = z.output<typeof modeSchema>;
+export type ReplanConfig = z.output<typeof replanSchema>;

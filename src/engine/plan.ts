@@ -1,5 +1,5 @@
 /** The compiled plan: what a run stores and the scheduler reads. Produced by `compilePlan`. */
-import type { PlanConfig } from "./plan-schema";
+import type { PlanConfig, ReplanConfig } from "./plan-schema";
 import type { RetryPolicy } from "./retry";
 
 export interface CompiledStep {
@@ -23,6 +23,8 @@ export interface CompiledStep {
   compensate?: { tool: string; params: Record<string, unknown>; refs: number[] };
   forEach?: string | unknown[];
   maxConcurrency?: number;
+  /** A template the output must satisfy (SPEC 9.1); its step references are in `refs`. */
+  verify?: string;
 }
 
 export interface CompiledPlan {
@@ -30,5 +32,9 @@ export interface CompiledPlan {
   input: unknown;
   config: PlanConfig;
   webhook?: { url: string; secret?: string };
+  /** Who repairs a step that failed for good (SPEC 9.2). */
+  replan?: ReplanConfig;
+  /** Repairs applied to the plan (SPEC 9.2): absent (0) as submitted. */
+  revision?: number;
   steps: CompiledStep[];
 }

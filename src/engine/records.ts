@@ -7,8 +7,8 @@ export type StepStatus =
 export type SkipReason =
   "dependency_failed" | "dependency_skipped" | "condition_false" | "skipped_by_user";
 
-/** What a `waiting` step waits for (SPEC 5.8). */
-export type WaitingFor = "approval" | "callback" | "timer";
+/** What a `waiting` step waits for (SPEC 5.8; `replan`: a repair, SPEC 9.2). */
+export type WaitingFor = "approval" | "callback" | "timer" | "replan";
 
 export type FinalStatus = "completed" | "partial" | "failed" | "cancelled";
 

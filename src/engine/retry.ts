@@ -18,6 +18,12 @@ export const ERROR_CATEGORIES = [
   "callback_failed",
   "output_too_large",
   "cancelled",
+  // SPEC 9: a step's output failed its `verify`, and how a repair of a failed step failed
+  "verification_failed",
+  "replan_invalid",
+  "replan_declined",
+  "replan_unavailable",
+  "replan_limit_reached",
 ] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 

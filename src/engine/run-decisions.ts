@@ -73,6 +73,7 @@ export function endIteration(
     run.iterations >= run.iterationBudget
   )
     return { type: "pause" };
-  if (hasReadyWork(s)) return { type: "again" };
+  // A repair changed the plan (SPEC 9.2): the next iteration runs with the new one.
+  if (hasReadyWork(s) || s.replanned) return { type: "again" };
   return onlyWaitingForAnswers(s) ? { type: "wait_for_answers" } : { type: "sleep" };
 }

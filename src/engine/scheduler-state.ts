@@ -29,7 +29,12 @@ export type Outcome =
   | { type: "cancelled" }
   | { type: "retry"; at: number }
   /** The attempt suspends until `at` (then a `resume` action comes) or, with null, an outside answer. */
-  | { type: "wait"; at: number | null; for: WaitingFor };
+  | { type: "wait"; at: number | null; for: WaitingFor }
+  /**
+   * A repair was applied (SPEC 9.2): the step waits for its new definition, which this
+   * scheduler (built from the plan before the repair) does not know; the next iteration does.
+   */
+  | { type: "replanned" };
 
 export interface Scheduler {
   readonly deps: readonly (readonly number[])[];
@@ -57,6 +62,10 @@ export interface Scheduler {
   /** Steps waiting for an outside answer (approval, callback), and for a timer. */
   answerWaits: number;
   timerWaits: number;
+  /** A person repairs failed steps (`replan.mode` human): replan waits are answer waits, else timer waits (the planner's calls). */
+  readonly replanAnswers: boolean;
+  /** A repair was applied while this scheduler ran: the plan it was built from is out of date. */
+  replanned: boolean;
   /** No new step starts: fail-fast tripped, or the run was cancelled. */
   halted: boolean;
   cancelled: boolean;
@@ -91,6 +100,8 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
     retrying: 0,
     answerWaits: 0,
     timerWaits: 0,
+    replanAnswers: plan.replan?.mode === "human",
+    replanned: false,
     halted: false,
     cancelled: false,
     waveBudget: null,
@@ -136,7 +147,8 @@ function count(s: Scheduler, i: number, delta: number): void {
   else if (status === "failed") s.failed += delta;
   else if (status === "retrying") s.retrying += delta;
   else if (status === "waiting") {
-    if (s.waitingFor[i] === "timer") s.timerWaits += delta;
+    const wait = s.waitingFor[i];
+    if (wait === "timer" || (wait === "replan" && !s.replanAnswers)) s.timerWaits += delta;
     else s.answerWaits += delta;
   }
 }

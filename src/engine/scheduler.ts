@@ -94,6 +94,11 @@ export function settle(s: Scheduler, i: number, outcome: Outcome): void {
       setStatus(s, i, "waiting", outcome.for);
       if (outcome.at !== null) setTimer(s, i, outcome.at);
       return;
+    case "replanned":
+      // Not ready: its dependencies are in the new plan. The iteration ends and the next one runs it.
+      setStatus(s, i, "pending");
+      s.replanned = true;
+      return;
     case "succeeded":
       setStatus(s, i, "succeeded");
       break;
@@ -127,6 +132,8 @@ export function outcomeOf(verdict: Verdict): Outcome {
       const at = suspension.waitingFor === "approval" ? null : suspension.until;
       return { type: "wait", at, for: suspension.waitingFor };
     }
+    case "replan":
+      return { type: "wait", at: verdict.at, for: "replan" };
     default:
       return verdict satisfies never;
   }
@@ -134,7 +141,8 @@ export function outcomeOf(verdict: Verdict): Outcome {
 
 /**
  * Nothing is in flight, scheduled for a retry or sleeping on a timer, and some step waits
- * for an approval or a callback: only an outside answer can move the run on (SPEC 5.8).
+ * for an approval, a callback or a person's repair: only an outside answer can move the run
+ * on (SPEC 5.8).
  */
 export function onlyWaitingForAnswers(s: Scheduler): boolean {
   return s.answerWaits > 0 && s.running === 0 && s.retrying === 0 && s.timerWaits === 0;

@@ -11,6 +11,8 @@ import type { StepError } from "./records";
 
 export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
 const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
+/** A step's `verify` also reads `output`, the data it is checking (SPEC 9.1). */
+export const VERIFY_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, "output"]);
 
 export type TemplatePart = { kind: "text"; text: string } | { kind: "expr"; expr: string };
 
@@ -30,8 +32,8 @@ export function containsTemplate(value: string): boolean {
   return value.includes("${");
 }
 
-/** Splits a string into literal text and `${...}` expressions. */
-export function parseTemplate(value: string): TemplatePart[] {
+/** Splits a string into literal text and `${...}` expressions; `roots` are the names they may start with. */
+export function parseTemplate(value: string, roots: ReadonlySet<string> = ROOTS): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let text = "";
   let i = 0;
@@ -45,7 +47,7 @@ export function parseTemplate(value: string): TemplatePart[] {
     const end = findClosingBrace(value, start + 2);
     if (end < 0) throw new TemplateSyntaxError(`unclosed "\${" at offset ${start}`);
     const expr = value.slice(start + 2, end).trim();
-    checkExpression(expr);
+    checkExpression(expr, roots);
     if (text) parts.push({ kind: "text", text });
     text = "";
     parts.push({ kind: "expr", expr });
@@ -75,13 +77,13 @@ function findClosingBrace(s: string, from: number): number {
   return -1;
 }
 
-function checkExpression(expr: string): void {
+function checkExpression(expr: string, roots: ReadonlySet<string>): void {
   if (expr === "") throw new TemplateSyntaxError("empty template expression");
   const root = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expr)?.[0];
   if (!root) throw new TemplateSyntaxError(`template "\${${expr}}" must start with a name`);
-  if (!ROOTS.has(root)) {
+  if (!roots.has(root)) {
     throw new TemplateSyntaxError(
-      `unknown template root "${root}" (expected one of ${TEMPLATE_ROOTS.join(", ")})`,
+      `unknown template root "${root}" (expected one of ${[...roots].join(", ")})`,
     );
   }
   checkJsonPathShape(expr);
@@ -192,6 +194,8 @@ export interface TemplateContext {
   run: { id: string; name: string | null };
   item?: unknown;
   index?: number;
+  /** In a `verify` template: the step's output. */
+  output?: unknown;
 }
 
 /**
@@ -233,20 +237,26 @@ export function evaluate(expr: string, ctx: TemplateContext): unknown {
   return matches[0];
 }
 
-/** Resolves every template inside a JSON value (SPEC 3.2). */
-export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown {
-  if (typeof value === "string") return resolveString(value, ctx);
-  if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx));
+/** Resolves every template inside a JSON value (SPEC 3.2); `roots`: as in `parseTemplate`. */
+export function resolveTemplates(
+  value: unknown,
+  ctx: TemplateContext,
+  roots: ReadonlySet<string> = ROOTS,
+): unknown {
+  if (typeof value === "string") return resolveString(value, ctx, roots);
+  if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx, roots));
   if (value !== null && typeof value === "object") {
     // fromEntries defines keys: `out[k] = v` would set the prototype for a key named `__proto__`.
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveTemplates(v, ctx)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, resolveTemplates(v, ctx, roots)]),
+    );
   }
   return value;
 }
 
-function resolveString(value: string, ctx: TemplateContext): unknown {
+function resolveString(value: string, ctx: TemplateContext, roots: ReadonlySet<string>): unknown {
   if (!containsTemplate(value)) return value;
-  const parts = parseTemplate(value);
+  const parts = parseTemplate(value, roots);
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only?.kind === "expr") return evaluate(only.expr, ctx);
   return parts.map((p) => (p.kind === "text" ? p.text : toText(evaluate(p.expr, ctx)))).join("");

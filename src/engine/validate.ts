@@ -12,6 +12,7 @@ import { DEFAULT_RETRY } from "./retry";
 import { checkStepFields } from "./step-fields";
 import {
   TemplateSyntaxError,
+  VERIFY_ROOTS,
   containsTemplate,
   forEachString,
   parseTemplate,
@@ -104,7 +105,9 @@ class Compiler {
         this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
       } else this.indexById.set(id, i);
     });
-    if (this.plan.webhook) this.checkWebhookUrl(this.plan.webhook.url);
+    if (this.plan.webhook) this.checkPlainUrl(this.plan.webhook.url, "webhook.url", "webhook");
+    if (this.plan.replan?.url !== undefined)
+      this.checkPlainUrl(this.plan.replan.url, "replan.url", "planner");
 
     const edges: Edge[] = [];
     const refs: number[][] = this.plan.steps.map(() => []);
@@ -148,14 +151,15 @@ class Compiler {
         else edges.push({ from: i, to: target, path });
       });
     }
-    const templated: [unknown, string][] = [
+    const templated: [unknown, string, ReadonlySet<string>?][] = [
       [step.params, `${at}.params`],
       [step.when, `${at}.when`],
       [step.forEach, `${at}.forEach`],
+      [step.verify, `${at}.verify`, VERIFY_ROOTS],
     ];
-    for (const [value, base] of templated) {
+    for (const [value, base, roots] of templated) {
       forEachString(value, base, (s, path) => {
-        for (const ref of this.templateRefs(s, path)) {
+        for (const ref of this.templateRefs(s, path, roots)) {
           const target = this.resolveRef(ref, path);
           if (target === undefined) continue;
           if (target === i) this.issue(path, `step "${this.ids[i]}" references itself`);
@@ -223,11 +227,11 @@ class Compiler {
     return spec;
   }
 
-  private templateRefs(s: string, path: string): StepRef[] {
+  private templateRefs(s: string, path: string, roots?: ReadonlySet<string>): StepRef[] {
     if (!containsTemplate(s)) return [];
     try {
       const refs: StepRef[] = [];
-      for (const part of parseTemplate(s)) {
+      for (const part of parseTemplate(s, roots)) {
         if (part.kind !== "expr") continue;
         const max = this.ctx.maxTemplateLength ?? 1024;
         if (part.expr.length > max) {
@@ -280,13 +284,12 @@ class Compiler {
     if (problem) this.urlIssue(problem, path);
   }
 
-  /** A webhook URL is used as written (it is not a template): checked whole, `${` included. */
-  private checkWebhookUrl(url: string): void {
-    const path = "webhook.url";
+  /** A webhook's or planner's URL is used as written (it is not a template): checked whole, `${` included. */
+  private checkPlainUrl(url: string, path: string, what: string): void {
     const problem = this.ctx.checkUrl(url);
     if (problem) this.urlIssue(problem, path);
     else if (containsTemplate(url))
-      this.issue(path, "webhook URLs are not templates: remove the ${...}");
+      this.issue(path, `${what} URLs are not templates: remove the \${...}`);
   }
 
   private urlIssue(problem: UrlProblem, path: string, prefix = ""): void {
@@ -313,12 +316,14 @@ class Compiler {
       ...(s.compensate && { compensate: { ...s.compensate, refs: compensateRefs[i]! } }),
       ...(s.forEach !== undefined && { forEach: s.forEach }),
       ...(s.maxConcurrency !== undefined && { maxConcurrency: s.maxConcurrency }),
+      ...(s.verify !== undefined && { verify: s.verify }),
     }));
     return {
       name: this.plan.name ?? null,
       input: this.plan.input ?? null,
       config,
       ...(this.plan.webhook && { webhook: this.plan.webhook }),
+      ...(this.plan.replan && { replan: this.plan.replan }),
       steps,
     };
   }

@@ -20,6 +20,7 @@
  *                              Idempotency-Key and attempt) with workAnswer(...): a value derived from
  *                              the Idempotency-Key. Its log entries also get `endedAt` and `aborted`.
  *   POST /jobs, /deploy/<target>, /undeploy   the demo operations of examples/deploy.json (demo-ops.ts)
+ *   POST /planner, /planner/answer/<key>?plan=&body=&delay=   planners for replanning (planners.ts)
  *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix
  */
 import { createHash } from "node:crypto";
@@ -27,6 +28,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { domainResponse } from "./data.ts";
 import { handleDemoOps } from "./demo-ops.ts";
+import { handlePlanners } from "./planners.ts";
 
 export interface LoggedCall {
   method: string;
@@ -168,6 +170,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       return;
     }
     if (handleDemoOps(req, res, url, body, json)) return;
+    if (handlePlanners(req, res, url, body, json, counters)) return;
     const script = /^\/script\/([^/]+)$/.exec(path);
     if (script) {
       const key = script[1]!;

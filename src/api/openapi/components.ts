@@ -64,6 +64,7 @@ export function schemaComponents(maxSteps: number): Record<string, JsonSchema> {
     ApproveRequest: api.approveBodySchema,
     ResumeRequest: api.resumeBodySchema,
     CallbackRequest: api.callbackBodySchema,
+    ReplanRequest: api.replanBodySchema,
   });
   const responses = registry({
     Error: api.errorSchema,

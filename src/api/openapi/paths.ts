@@ -309,6 +309,11 @@ function runPaths() {
       body("ApproveRequest"),
     ),
     "/v1/runs/{runId}/retry": control("retryRun", "Redrive a failed or partial run"),
+    "/v1/runs/{runId}/replan": control(
+      "replanRun",
+      "Answer a step's pending repair (replan mode human): new steps, or give up",
+      body("ReplanRequest"),
+    ),
   };
 }
 

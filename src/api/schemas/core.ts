@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { HARD_MAX_STEPS, modeSchema, planSchema, tagsSchema } from "../../engine/plan-schema.ts";
+import { repairAnswerSchema } from "../../engine/plan-schema.ts";
 
 /** Run statuses (SPEC 5.8), in lifecycle order. */
 export const RUN_STATUSES = [
@@ -54,6 +55,9 @@ export const approveBodySchema = z.strictObject({
     .describe("the approval step to answer (default: the only one waiting)"),
   comment: z.string().max(2000).optional(),
 });
+
+/** `POST /v1/runs/:runId/replan` (SPEC 9.2): a repair, or giving up; the planner answers the same. */
+export const replanBodySchema = repairAnswerSchema;
 
 export const callbackBodySchema = z.union([
   z.strictObject({ output: z.unknown() }).describe("the step succeeds with data = output"),
@@ -144,7 +148,7 @@ export const stepStatusSchema = z.strictObject({
   endedAt: z.string().nullable(),
   durationMs: z.int().nullable(),
   nextAttemptAt: z.string().optional(),
-  waitingFor: z.enum(["approval", "callback", "timer"]).optional(),
+  waitingFor: z.enum(["approval", "callback", "timer", "replan"]).optional(),
   items: itemCountsSchema.optional(),
   error: stepErrorSchema.optional(),
 });
@@ -192,6 +196,19 @@ const rollbackSchema = z.strictObject({
       error: stepErrorSchema.optional(),
     }),
   ),
+});
+
+/** A settled repair (SPEC 9.2); `at`: when it was asked for (the cooldown spaces these). */
+const replanEntrySchema = z.strictObject({
+  n: z.int().describe("the repair's number in the run (its Idempotency-Key ends in it)"),
+  stepId: z.string(),
+  at: z.string(),
+  diagnosis: z.string(),
+  answer: z.enum(["repaired", "invalid", "declined", "unavailable"]),
+  newStepIds: z.array(z.string()),
+  attempts: z.int().describe("planner calls made"),
+  answeredAt: z.string().optional(),
+  reason: z.string().optional().describe("why it was not applied"),
 });
 
 const webhookStatusSchema = z.strictObject({
@@ -242,6 +259,21 @@ export const runStatusSchema = z.strictObject({
     .array(z.strictObject({ gate: z.enum(["risk", "step"]), stepIds: z.array(z.string()) }))
     .optional()
     .describe("what waits for POST /approve: the risk gate, or approval steps"),
+  replans: z
+    .array(replanEntrySchema)
+    .optional()
+    .describe("a plan with replan: the repairs asked for and settled, by n"),
+  pendingReplan: z
+    .array(
+      z.strictObject({
+        n: z.int(),
+        stepId: z.string(),
+        error: stepErrorSchema,
+        diagnosis: z.string(),
+      }),
+    )
+    .optional()
+    .describe("replan mode human: the repairs waiting for POST /replan"),
   rollback: rollbackSchema
     .optional()
     .describe("config.rollback: the compensations of a failed run"),

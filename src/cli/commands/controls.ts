@@ -1,6 +1,6 @@
-/** `approve`, `deny`, `cancel`, `resume`, `retry`, `callback`: changing a run. */
+/** `approve`, `deny`, `cancel`, `resume`, `retry`, `replan`, `callback`: changing a run. */
 import { InvalidArgumentError, type Command } from "commander";
-import type { ControlResult } from "../../client/index.ts";
+import type { ControlResult, ReplanRequest } from "../../client/index.ts";
 import { action, UsageError, type Context } from "../context.ts";
 import { readJsonArgument } from "../io.ts";
 
@@ -91,6 +91,48 @@ export function controlCommands(program: Command): void {
     .argument("<runId>")
     .action(
       action(async (ctx, runId: string) => show(ctx, await ctx.client.retryRun(runId), "redriven")),
+    );
+
+  program
+    .command("replan")
+    .description(
+      "answer a step's pending repair (replan mode human) with --steps, or give up (--give-up)",
+    )
+    .argument("<runId>")
+    .option(
+      "--steps <file|json>",
+      "the repair: a list of steps (the failed step's new definition, same id, and new steps), or { steps }",
+    )
+    .option("--give-up [reason]", "decline the repair: the step fails (replan_declined)")
+    .option("-s, --step <stepId>", "the step whose repair this is (default: the only one waiting)")
+    .action(
+      action(
+        async (
+          ctx,
+          runId: string,
+          opts: { steps?: string; giveUp?: string | true; step?: string },
+        ) => {
+          if ((opts.steps === undefined) === (opts.giveUp === undefined))
+            throw new UsageError("give exactly one of --steps and --give-up");
+          const stepId = opts.step === undefined ? {} : { stepId: opts.step };
+          let body: ReplanRequest;
+          if (opts.giveUp !== undefined) {
+            const reason = opts.giveUp === true ? {} : { reason: opts.giveUp };
+            body = { giveUp: true as const, ...reason, ...stepId };
+          } else {
+            const repair = await readJsonArgument(opts.steps!, "--steps");
+            const steps = Array.isArray(repair) ? repair : (repair as { steps?: unknown }).steps;
+            if (!Array.isArray(steps))
+              throw new UsageError("--steps: expected a list of steps or { steps }");
+            body = {
+              steps: steps as Extract<ReplanRequest, { steps: unknown }>["steps"],
+              ...stepId,
+            };
+          }
+          const result = await ctx.client.replanRun(runId, body);
+          show(ctx, result, opts.giveUp === undefined ? "repaired" : "repair declined");
+        },
+      ),
     );
 
   program

@@ -42,6 +42,16 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
         (event.stepId ? ` for ${event.stepId}` : "") +
         (d.comment ? `: ${d.comment}` : "")
       );
+    case "verification_failed":
+      return `${step} failed verification: ${d.message}`;
+    case "replan_requested":
+      return d.mode === "human"
+        ? `repair ${d.n} of ${event.stepId} requested: edgestep replan ${runId} --step ${event.stepId} --steps <file>`
+        : `repair ${d.n} of ${event.stepId} requested from the planner`;
+    case "replan_applied":
+      return `repair ${d.n} of ${event.stepId} applied (plan revision ${d.revision}${d.newStepIds?.length ? `, new steps: ${someOf(d.newStepIds)}` : ""})`;
+    case "replan_failed":
+      return `repair${d.n ? ` ${d.n}` : ""} of ${event.stepId} failed: ${stepError(d as StepErrorLike)}`;
     case "run_paused":
       return `run paused after ${d.iterations} iterations: edgestep resume ${runId}`;
     case "run_resumed":

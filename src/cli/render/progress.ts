@@ -85,7 +85,15 @@ export function waitingLines(run: RunSummary, active: StepStatus[], now: number)
         : `waiting for approval of ${someOf(gate.stepIds)}: edgestep approve ${run.runId} --step ${gate.stepIds[0]}`,
     );
   }
-  const waiting = active.filter((s) => s.status === "waiting" && s.waitingFor !== "approval");
+  for (const repair of run.pendingReplan ?? []) {
+    lines.push(
+      `waiting for a repair of ${repair.stepId}: edgestep replan ${run.runId} --step ${repair.stepId} --steps <file> (or --give-up)`,
+    );
+  }
+  const answered = new Set((run.pendingReplan ?? []).map((r) => r.stepId));
+  const waiting = active.filter(
+    (s) => s.status === "waiting" && s.waitingFor !== "approval" && !answered.has(s.id),
+  );
   for (const step of waiting) {
     const until = step.nextAttemptAt ? ` until ${when(step.nextAttemptAt, now)}` : "";
     lines.push(`waiting for ${step.waitingFor ?? "an answer"}: ${step.id}${until}`);

@@ -118,6 +118,23 @@ describe("the live frame", () => {
     ]);
   });
 
+  it("says which repairs wait for a person, and the command that answers them", () => {
+    const error = { category: "verification_failed", message: "verify failed" };
+    const run = summary({
+      status: "waiting",
+      pendingReplan: [{ n: 1, stepId: "find", error, diagnosis: "step find failed" }],
+    });
+    const active = [
+      step("find", { status: "waiting", waitingFor: "replan", error }),
+      step("other", { status: "waiting", waitingFor: "replan" }),
+    ];
+    const frame = renderFrame({ run, active, readAt: NOW }, NOW, 200);
+    expect(frame.slice(2)).toEqual([
+      `waiting for a repair of find: edgestep replan ${RUN} --step find --steps <file> (or --give-up)`,
+      "waiting for replan: other",
+    ]);
+  });
+
   it("says how to resume a paused run", () => {
     const frame = renderFrame(
       { run: summary({ status: "paused", iterations: 5 }), active: [], readAt: NOW },
@@ -242,6 +259,35 @@ describe("plain event lines", () => {
       "compensation of deploy succeeded",
     ],
     [event("webhook_failed", { data: { status: 500 } }), "webhook failed (HTTP 500)"],
+    [
+      event("verification_failed", {
+        stepId: "find",
+        data: { category: "verification_failed", message: 'verify "${output.length}" failed' },
+      }),
+      'step find failed verification: verify "${output.length}" failed',
+    ],
+    [
+      event("replan_requested", { stepId: "find", data: { n: 2, mode: "human" } }),
+      `repair 2 of find requested: edgestep replan ${RUN} --step find --steps <file>`,
+    ],
+    [
+      event("replan_requested", { stepId: "find", data: { n: 1, mode: "url" } }),
+      "repair 1 of find requested from the planner",
+    ],
+    [
+      event("replan_applied", {
+        stepId: "find",
+        data: { n: 1, revision: 1, newStepIds: ["city"] },
+      }),
+      "repair 1 of find applied (plan revision 1, new steps: city)",
+    ],
+    [
+      event("replan_failed", {
+        stepId: "find",
+        data: { n: 1, category: "replan_declined", message: "the repair was declined" },
+      }),
+      "repair 1 of find failed: replan_declined: the repair was declined",
+    ],
     [event("quota_wait", { stepId: "a" }), "quota wait a"],
   ])("%# %j", (e, line) => {
     expect(describeEvent(e, RUN)).toBe(line);
