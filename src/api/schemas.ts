@@ -3,7 +3,20 @@
  * OpenAPI document (src/api/openapi.ts) is generated from them, so the two cannot drift.
  */
 import { z } from "zod";
-import { modeSchema } from "../engine/plan-schema";
+import { modeSchema, tagsSchema } from "../engine/plan-schema";
+
+/** Run statuses (SPEC 5.8), in lifecycle order. */
+export const RUN_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+  "paused",
+  "completed",
+  "partial",
+  "failed",
+  "cancelled",
+] as const;
+export const runStatusValueSchema = z.enum(RUN_STATUSES);
 
 export const resumeBodySchema = z.strictObject({
   iterations: z
@@ -235,16 +248,8 @@ const webhookStatusSchema = z.strictObject({
 export const runStatusSchema = z.strictObject({
   runId: z.string(),
   name: z.string().nullable(),
-  status: z.enum([
-    "pending",
-    "running",
-    "waiting",
-    "paused",
-    "completed",
-    "partial",
-    "failed",
-    "cancelled",
-  ]),
+  status: runStatusValueSchema,
+  tags: tagsSchema.optional().describe("the plan's tags (SPEC 8.1)"),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),

@@ -9,7 +9,7 @@ const T0 = Date.parse("2026-01-01T00:00:00Z");
 
 /** runView reads only the plan's name and mode (and the run's step counts, as storage keeps them). */
 function plan(): CompiledPlan {
-  return { name: "p", input: null, config: configSchema.parse({}), steps: [] };
+  return { name: "p", tags: {}, input: null, config: configSchema.parse({}), steps: [] };
 }
 
 function run(overrides: Partial<RunRecord> = {}, steps: StepRecord[] = []): RunRecord {
@@ -28,6 +28,7 @@ function run(overrides: Partial<RunRecord> = {}, steps: StepRecord[] = []): RunR
     baseUrl: null,
     eventsDropped: 0,
     error: null,
+    deleteRequestedAt: null,
     ...overrides,
   };
 }
