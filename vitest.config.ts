@@ -1,7 +1,9 @@
 /**
  * Two test projects, both run by `npm test` (`vitest run`):
  *  - workers: the unit and integration tests, inside workerd through the Cloudflare pool,
- *    with the loopback upstream of test/global-setup.ts;
+ *    with the loopback upstream of test/global-setup.ts. Its Worker is test/support/worker.ts:
+ *    the real app, with test subclasses of the Durable Objects (a clock the tests move, faults
+ *    they inject);
  *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
  *    Miniflare and talk to it over real HTTP, with real alarms.
  */
@@ -18,6 +20,7 @@ export default defineConfig({
           cloudflareTest(({ inject }) => {
             const upstreamUrl = inject("upstreamUrl");
             return {
+              main: "./test/support/worker.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
