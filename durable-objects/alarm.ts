@@ -1,10 +1,14 @@
 /**
  * The run's alarm, set in this one place. SQLite is the truth and the alarm only a pointer
- * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery.
+ * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery, an
+ * update of the run's listing entry, the end of a final run's retention (SPEC 8.3); once
+ * the run's deletion began, only the rest of the deletion.
  * While work is in flight in this instance (an iteration, a compensation), the alarm points
  * at its lease instead, so a crash resumes the run; `alarm()` is safe to run twice.
  */
+import { listingUpdateDue } from "../src/engine/listing";
 import type { RunRecord, RunStatus } from "../src/engine/records";
+import { retentionDue } from "../src/engine/retention";
 import { alarmTime } from "../src/engine/time-limits";
 import type { AlarmPort } from "./alarm-port";
 import type { Checkpoint } from "./storage/checkpoint";
@@ -23,11 +27,15 @@ export function iterates(run: RunRecord): boolean {
 export class AlarmPointer {
   /** Until when in-flight work of this instance holds the alarm, or null. */
   private leaseUntil: number | null = null;
+  /** When work is ready without a row saying so (an iteration to run again), until the alarm fires. */
+  private wake: number | null = null;
 
   constructor(
     private readonly port: () => AlarmPort,
     private readonly checkpoint: Checkpoint,
     private readonly now: () => number,
+    /** RUN_RETENTION_DAYS: a final run's retention when its plan sets none. */
+    private readonly retentionDays: number,
   ) {}
 
   /**
@@ -41,27 +49,42 @@ export class AlarmPointer {
     await this.rearm();
   }
 
+  /** The alarm fired: the `wake` it was set for is being served. */
+  fired(): void {
+    this.wake = null;
+  }
+
   /** The in-flight work ended: the rows decide again. */
   releaseLease(): void {
     this.leaseUntil = null;
   }
 
-  /** Points the alarm at the lease, else the earliest due row or `wake` (work ready then); clears it when nothing is due. */
+  /**
+   * Points the alarm at the lease, else the earliest due row or `wake` (work ready then);
+   * clears it when nothing is due. A `wake` is kept until the alarm fires: a later rearm
+   * (a listing update or webhook delivery settling beside the run) must not drop it.
+   */
   async rearm(wake: number | null = null): Promise<void> {
-    const at = this.leaseUntil ?? this.target(wake);
+    if (wake !== null) this.wake = this.wake === null ? wake : Math.min(this.wake, wake);
+    const at = this.leaseUntil ?? this.target(this.wake);
     const port = this.port();
     if (at === null) await port.clear();
     else await port.set(alarmTime(at, this.now()));
   }
 
   private target(wake: number | null): number | null {
-    const run = this.checkpoint.runRecord();
+    const c = this.checkpoint;
+    const run = c.runRecord();
     if (!run) return null;
+    const listing = listingUpdateDue(run, c.listing.read());
+    if (run.deleteRequestedAt !== null) return listing;
     const candidates = [
       wake,
-      this.checkpoint.deliveries.earliestDue(),
-      this.checkpoint.compensations.earliestDue(this.now()),
-      iterates(run) ? this.checkpoint.steps.earliestDue() : null,
+      c.deliveries.earliestDue(),
+      c.compensations.earliestDue(this.now()),
+      iterates(run) ? c.steps.earliestDue() : null,
+      listing,
+      retentionDue(run, c.plan.read().config.retentionDays, this.retentionDays),
     ];
     const due = candidates.filter((t): t is number => t !== null);
     return due.length === 0 ? null : Math.min(...due);

@@ -2,8 +2,9 @@
  * RunObject: one Durable Object per run, a thin shell. Its RPCs (the API's) check that the
  * caller owns the run, ask a pure decision (controls/) or build a view (views/), commit, and
  * end with `rearm()`. Its `alarm()` runs an iteration (execution/), due compensations
- * (rollback/) and webhook deliveries (webhooks/). Every table has one owner (storage/);
- * docs/architecture.md is the map.
+ * (rollback/), webhook deliveries (webhooks/), updates of the run's listing entry
+ * (listing/) and the run's deletion (controls/deletion.ts). Every table has one owner
+ * (storage/); docs/architecture.md is the map.
  *
  * SQLite is the truth; the alarm is a pointer: `rearm()` aims it at the earliest due row
  * (alarm.ts), and `alarm()` is safe to run twice.
@@ -13,6 +14,7 @@ import { settings, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
+import { retentionDue } from "../src/engine/retention";
 import type { Answer, CallbackAnswer } from "../src/engine/verdict";
 import { AlarmPointer, iterates } from "./alarm";
 import type { AlarmPort } from "./alarm-port";
@@ -22,10 +24,13 @@ import {
   type ApproveRequest,
 } from "./controls/approval-control";
 import * as controls from "./controls/run-controls";
+import { checkDelete, continueDeletion, deleteRun, type DeletionDeps } from "./controls/deletion";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { commitAnswer } from "./execution/step-journal";
+import { IndexFeed } from "./listing/index-feed";
 import { runRollback } from "./rollback/rollback";
+import { runIndexOf } from "./run-index/run-index";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
 import {
@@ -42,7 +47,7 @@ import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
-export type { ControlOutcome, CreateOutcome } from "./controls/run-controls";
+export type { ControlOutcome, CreateOutcome, RunLookup } from "./controls/run-controls";
 export type { AlarmPort } from "./alarm-port";
 export type { StepsQuery } from "./views/run-views";
 export type { StatusRead, StatusView } from "./views/status-reads";
@@ -57,8 +62,11 @@ export class RunObject extends DurableObject<Env> {
   private iteration: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
-  /** Work this instance runs beside the run (webhook deliveries). */
+  /** Work this instance runs beside the run (webhook deliveries, listing updates). */
   private readonly background = new Set<Promise<void>>();
+  /** Keeps the run's entry in its owner's RunIndex current (SPEC 8.2). */
+  private readonly feed: IndexFeed;
+  private readonly deletion: DeletionDeps;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -78,20 +86,38 @@ export class RunObject extends DurableObject<Env> {
       tools: this.config.tools,
       output: this.config,
       results: new Map(),
-      alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
+      alarm: new AlarmPointer(() => this.alarms, checkpoint, now, this.config.retentionDays),
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
     };
+    const rearm = () => this.rearm();
+    this.feed = new IndexFeed({
+      checkpoint,
+      index: (owner) => runIndexOf(env, owner),
+      now,
+      beside: (work) => this.beside(work),
+      rearm,
+    });
+    checkpoint.changes.listen(() => this.feed.touch());
+    this.deletion = { checkpoint, feed: this.feed, now, rearm };
+    // A run stored by an earlier version joins its owner's listing, and gets its retention
+    // alarm, the first time anything wakes it (SPEC 8).
+    if (checkpoint.upgraded) void ctx.blockConcurrencyWhile(rearm);
   }
 
-  /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
+  /**
+   * Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent.
+   * The run is in its owner's listing before this answers (SPEC 8.2); if the index cannot be
+   * reached, the run is created all the same and the outbox lists it within seconds.
+   */
   async create(
     runId: string,
     owner: string,
     plan: CompiledPlan,
     baseUrl: string,
   ): Promise<controls.CreateOutcome> {
+    if (this.deleted()) return { deleted: true };
     const existing = this.checkpoint.runRecord();
     if (existing) return { created: false, status: existing.status };
     const now = this.now();
@@ -101,16 +127,41 @@ export class RunObject extends DurableObject<Env> {
       const data = { gate: "risk", stepIds: riskGate };
       this.checkpoint.events.append("approval_requested", now, null, null, data);
       this.work.statusChanged("waiting", now);
-      await this.rearm();
-      return { created: true, status: "waiting" };
     }
-    await this.rearm(now);
-    return { created: true, status: "pending" };
+    await this.feed.publish();
+    await this.rearm(riskGate.length > 0 ? null : now);
+    return { created: true, status: riskGate.length > 0 ? "waiting" : "pending" };
   }
 
-  /** The run's status if it exists and is the caller's, else null: lets a retried idempotent POST skip the rate limit. */
-  async existingStatus(owner: string): Promise<string | null> {
-    return this.owned(owner)?.status ?? null;
+  /**
+   * What this id holds for `owner`: its run's status, a deleted run (whose Idempotency-Key
+   * moves on to a later generation), or nothing. Lets a retried idempotent POST find its run
+   * without spending rate limit.
+   */
+  async lookup(owner: string): Promise<controls.RunLookup> {
+    if (this.deleted())
+      return {
+        type: "deleted",
+        latestGeneration: this.checkpoint.tombstone.read()?.latestGeneration ?? 0,
+      };
+    const run = this.owned(owner);
+    return run ? { type: "run", status: run.status } : { type: "none" };
+  }
+
+  /** On a deleted run's id: `generation` of its Idempotency-Key was created (a hint for lookups). */
+  async noteGeneration(generation: number): Promise<void> {
+    this.checkpoint.tombstone.noteGeneration(generation);
+  }
+
+  /** `DELETE /v1/runs/:id` (SPEC 8.3): a final run is deleted now (see controls/deletion.ts). */
+  async deleteRun(owner: string): Promise<controls.ControlOutcome> {
+    const run = this.owned(owner);
+    if (!run) return null;
+    const rollbackPending = this.checkpoint.compensations.earliestDue(this.now()) !== null;
+    const refused = checkDelete(run, rollbackPending);
+    if (refused) return refused;
+    await deleteRun(this.deletion, this.now());
+    return { ok: true, status: run.status };
   }
 
   /**
@@ -224,7 +275,7 @@ export class RunObject extends DurableObject<Env> {
     token: string,
     answer: CallbackAnswer,
   ): Promise<"ok" | "not_found" | "conflict"> {
-    if (!this.checkpoint.runRecord()) return "not_found";
+    if (!this.live()) return "not_found";
     const { callbacks, steps } = this.checkpoint;
     const row = callbacks.get(token);
     if (!row) return "not_found";
@@ -242,8 +293,17 @@ export class RunObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    this.work.alarm.fired();
     const run = this.checkpoint.runRecord();
     if (!run) return;
+    if (run.deleteRequestedAt !== null) {
+      await continueDeletion(this.deletion);
+      return;
+    }
+    if (this.retentionEnded(run)) {
+      await deleteRun(this.deletion, this.now());
+      return;
+    }
     if (this.iteration) {
       // An iteration is live in this instance: keep its lease and let it finish.
       await this.work.alarm.renewLease({ force: true });
@@ -318,10 +378,24 @@ export class RunObject extends DurableObject<Env> {
     }
   }
 
-  /** A commit point: trims the event log and points the alarm at what is due next (or at `wake`). */
+  /**
+   * A commit point: trims the event log, sends the listing update if one is due (beside the
+   * run) and points the alarm at what is due next (or at `wake`).
+   */
   private async rearm(wake: number | null = null): Promise<void> {
-    this.checkpoint.events.trim();
+    if (this.checkpoint.runRecord()) {
+      this.checkpoint.events.trim();
+      this.feed.flush();
+    }
     await this.work.alarm.rearm(wake);
+  }
+
+  /** A final run whose retention is over, and whose rollback (if any) is done (SPEC 8.3). */
+  private retentionEnded(run: RunRecord): boolean {
+    const now = this.now();
+    const days = this.checkpoint.plan.read().config.retentionDays;
+    const due = retentionDue(run, days, this.config.retentionDays);
+    return due !== null && due <= now && this.checkpoint.compensations.earliestDue(now) === null;
   }
 
   /** Waits (at most `read.waitMs`) until the run no longer matches `read.ifNoneMatch`; the run as it is then. */
@@ -332,14 +406,28 @@ export class RunObject extends DurableObject<Env> {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await this.checkpoint.changes.next(left);
-      current = this.checkpoint.runRecord();
+      current = this.live();
     }
     return current;
   }
 
-  private owned(owner: string): RunRecord | undefined {
+  /** The run, unless there is none or its deletion began (then it reads as gone). */
+  private live(): RunRecord | undefined {
     const run = this.checkpoint.runRecord();
+    return run && run.deleteRequestedAt === null ? run : undefined;
+  }
+
+  private owned(owner: string): RunRecord | undefined {
+    const run = this.live();
     return run && run.owner === owner ? run : undefined;
+  }
+
+  /** This id's run was deleted, or is being deleted: it is never used again. */
+  private deleted(): boolean {
+    const run = this.checkpoint.runRecord();
+    return (
+      this.checkpoint.tombstone.read() !== undefined || (run?.deleteRequestedAt ?? null) !== null
+    );
   }
 
   /** The run's clock. Tests substitute one they can move forward (test/support). */

@@ -7,6 +7,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RunObject } from "../durable-objects/run-object";
+import { DAY_MS } from "../src/engine/retention";
 import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
 import { abortObject } from "./flow-helpers";
 
@@ -200,7 +201,7 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect((await status(runId)).status).toBe("pending");
   });
 
-  it("a scheduled retry keeps an alarm at its due time; a finished run keeps none", async () => {
+  it("a scheduled retry keeps an alarm at its due time; a finished run only its retention's", async () => {
     const key = unique("alarm-retry");
     const runId = await start({
       steps: [
@@ -223,8 +224,10 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
         Date.now(),
       );
     });
-    expect((await drive(runId)).status).toBe("completed");
-    expect(await storedAlarm(runId)).toBeNull();
+    const done = await drive(runId);
+    expect(done.status).toBe("completed");
+    // what is left is the end of its retention (SPEC 8.3)
+    expect(await storedAlarm(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
   });
 
   it("while an attempt is in flight the alarm is set (a lease), so a crash resumes the run", async () => {
@@ -238,8 +241,10 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect(lease).not.toBeNull();
     expect(lease!).toBeGreaterThan(Date.now());
     await inFlight;
-    expect((await status(runId)).status).toBe("completed");
-    expect(await storedAlarm(runId)).toBeNull();
+    await runStub(runId).drained(); // the listing update sent beside the run
+    const done = await status(runId);
+    expect(done.status).toBe("completed");
+    expect(await storedAlarm(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
   });
 });
 

@@ -10,6 +10,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createApp } from "../src/api/app";
 import { ownerOf } from "../src/api/auth";
+import { until } from "./flow-helpers";
 import { api, runStub, unique, upstreamUrl } from "./helpers";
 
 /** How a test calls the API: `api` (auth off, owner "public"), or as an API key (keyApi). */
@@ -72,6 +73,16 @@ export async function listAll(query: Query, via: Api = api, limit = 200): Promis
 /** The run ids of a listing filtered by `query`, in order. */
 export async function listedIds(query: Query, via: Api = api): Promise<string[]> {
   return (await listAll(query, via)).map((r) => r.runId);
+}
+
+/**
+ * Waits (bounded) until the listing filtered by `query` shows `runId` as `status`. A run's
+ * update reaches its index beside the run, a moment after the change (SPEC 8.2 allows 2 s):
+ * when workerd itself delivered the alarm that ended the run, drive() can return first.
+ */
+export async function untilListed(runId: string, status: string, query: Query, via: Api = api) {
+  const shown = async () => (await listAll(query, via)).find((r) => r.runId === runId)?.status;
+  await until(async () => (await shown()) === status, `${runId} is listed as ${status}`, 500);
 }
 
 /** `GET /v1/stats` (asserting a 200). */

@@ -14,6 +14,7 @@ import {
   stepResultSchema,
   validateResultSchema,
 } from "../src/api/schemas";
+import { runListSchema, statsSchema } from "../src/api/schemas/listing";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
 import { api, drive, runStub, status, unique, upstreamUrl } from "./helpers";
 import { post, start, stepDetail } from "./flow-helpers";
@@ -213,6 +214,18 @@ describe("responses match the OpenAPI response schemas", () => {
     });
     expectShape(runStatusSchema, s);
     expectShape(stepDetailSchema, await stepDetail(runId, "r"));
+  });
+
+  it("a listing (tags, summary, progress, next) and the stats", async () => {
+    const tag = unique("oa-list");
+    for (let i = 0; i < 3; i++) {
+      await start({ name: "listed", tags: { oa: tag }, steps: [{ id: "p", tool: "pass" }] });
+    }
+    const page = await json(`/v1/runs?tag=oa:${tag}&limit=2`);
+    expect(page.runs).toHaveLength(2);
+    expect(page.next).toEqual(expect.any(String));
+    expectShape(runListSchema, page);
+    expectShape(statsSchema, await json("/v1/stats"));
   });
 
   it("validation and error bodies", async () => {

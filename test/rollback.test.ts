@@ -6,6 +6,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/engine/retention";
 import { drive, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
 import {
   abortObject,
@@ -94,7 +95,8 @@ describe("rollback on failure", () => {
     expect(typeof s.rollback.steps[0].endedAt).toBe("string");
     // the failed step is not compensated
     expect(await upstreamCalls(`/script/${key}-undo-c`)).toHaveLength(0);
-    expect(await storedAlarm(runId)).toBeNull();
+    // nothing is due but the end of the run's retention (SPEC 8.3)
+    expect(await storedAlarm(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
   });
 
   it("a forEach step that failed after some items succeeded is compensated; one whose items all failed is not", async () => {
@@ -200,7 +202,7 @@ describe("rollback on failure", () => {
       expect.objectContaining({ stepId: "a", status: "succeeded", attempts: 1 }),
     ]);
     expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
-    expect(await storedAlarm(runId)).toBeNull();
+    expect(await storedAlarm(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
   });
 
   it("compensate params can read the step's own result", async () => {

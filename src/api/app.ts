@@ -6,6 +6,7 @@ import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
 import { cachedOpenApiDocument } from "./openapi";
+import { runStats } from "./listing";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
 import type { AppEnv } from "./types";
@@ -21,6 +22,7 @@ export function createApp() {
   app.get("/openapi.json", (c) => c.json(cachedOpenApiDocument(settings(c.env).maxStepsPerPlan)));
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
+  app.get("/v1/stats", runStats);
 
   app.notFound((c) =>
     c.json(

@@ -1,6 +1,7 @@
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document of this API, generated from the zod
- * schemas that validate requests and describe responses (the plan schema, src/api/schemas.ts).
+ * schemas that validate requests and describe responses (the plan schema, src/api/schemas.ts,
+ * src/api/schemas/listing.ts).
  * Tests check that every route the Worker serves is in it and that real responses parse
  * with its response schemas.
  */
@@ -23,6 +24,7 @@ import {
   stepResultSchema,
   validateResultSchema,
 } from "./schemas";
+import { listRunsQuerySchema, runListSchema, statsSchema } from "./schemas/listing";
 
 type Schema = z.ZodType;
 
@@ -129,6 +131,15 @@ export function openApiDocument(maxSteps: number) {
         },
       },
       "/v1/runs": {
+        get: {
+          summary:
+            "List the caller's runs, newest first, by status, name, tags and creation time; paged by cursor",
+          parameters: queryParams(listRunsQuerySchema),
+          responses: {
+            200: { description: "a page of runs", content: content(runListSchema) },
+            400: error("bad query"),
+          },
+        },
         post: {
           summary: "Submit a plan",
           parameters: [
@@ -179,6 +190,22 @@ export function openApiDocument(maxSteps: number) {
             400: error("bad query"),
             404: notFound,
           },
+        },
+        delete: {
+          summary:
+            "Delete a finished run now: its data, its listing entry and its callback tokens (its id is never reused)",
+          parameters: [runIdParam],
+          responses: {
+            204: { description: "deleted" },
+            404: notFound,
+            409: error("the run is not finished (cancel it first), or its rollback is running"),
+          },
+        },
+      },
+      "/v1/stats": {
+        get: {
+          summary: "The caller's runs, counted by status",
+          responses: { 200: { description: "counts", content: content(statsSchema) } },
         },
       },
       "/v1/runs/{runId}/steps": {

@@ -3,10 +3,12 @@ import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
 import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
-import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
+import { RUN_ID_PATTERN, randomRunId } from "../ids";
+import { noteGeneration, resolveIdempotencyKey, type KeyTarget } from "./idempotency";
 import { compileRequest } from "./plans";
 import type { ApproveOutcome, ControlOutcome } from "../../durable-objects/run-object";
 import { eventsResponse } from "./events";
+import { listRuns } from "./listing";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseInput, readControlBody } from "./validate-input";
@@ -24,6 +26,8 @@ function notFound(runId: string): never {
   throw new NotFoundError(`run "${runId}" not found`);
 }
 
+runRoutes.get("/", listRuns);
+
 runRoutes.post("/", async (c) => {
   const config = settings(c.env);
   const plan = await compileRequest(c, config);
@@ -35,29 +39,45 @@ runRoutes.post("/", async (c) => {
       "invalid_request",
     );
   }
-  const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
-  const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
-  const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
-  const answer = (status: string, code: 200 | 202) => {
+  const answer = (runId: string, status: string, code: 200 | 202) => {
+    const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
     c.header("Location", statusUrl);
     return c.json({ runId, status, statusUrl }, code);
   };
+  let target: KeyTarget =
+    key === undefined
+      ? { runId: randomRunId(), generation: 0, status: null }
+      : await resolveIdempotencyKey(c.env, owner, key);
   // Quota is taken last, for a run about to be created: neither an invalid request nor a
   // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.
-  const existing = key === undefined ? null : await stub.existingStatus(owner);
-  if (existing !== null) return answer(existing, 200);
-  if (config.runsPerMinute > 0) {
-    const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(config.runsPerMinute);
-    if (!quota.ok) {
-      throw new RateLimitedError(
-        `more than ${config.runsPerMinute} runs created this minute (RUNS_PER_MINUTE)`,
-        quota.retryAfterSeconds,
-      );
+  if (target.status !== null) return answer(target.runId, target.status, 200);
+  await takeQuota(c, config.runsPerMinute, owner);
+  for (;;) {
+    const stub = c.env.RUNS.get(c.env.RUNS.idFromName(target.runId));
+    const outcome = await stub.create(target.runId, owner, plan, new URL(c.req.url).origin);
+    if (!("deleted" in outcome)) {
+      if (outcome.created && key !== undefined && target.generation > 0)
+        await noteGeneration(c.env, owner, key, target.generation);
+      return answer(target.runId, outcome.status, outcome.created ? 202 : 200);
     }
+    // The key's run was created and deleted since the lookup: its next generation is due.
+    if (key === undefined) throw new Error(`a fresh run id names a deleted run: ${target.runId}`);
+    target = await resolveIdempotencyKey(c.env, owner, key, target.generation + 1);
+    if (target.status !== null) return answer(target.runId, target.status, 200);
   }
-  const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
-  return answer(outcome.status, outcome.created ? 202 : 200);
 });
+
+/** Counts a run against the owner's RUNS_PER_MINUTE (0: no limit); a 429 past it. */
+async function takeQuota(c: Context<AppEnv>, perMinute: number, owner: string): Promise<void> {
+  if (perMinute === 0) return;
+  const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(perMinute);
+  if (!quota.ok) {
+    throw new RateLimitedError(
+      `more than ${perMinute} runs created this minute (RUNS_PER_MINUTE)`,
+      quota.retryAfterSeconds,
+    );
+  }
+}
 
 runRoutes.get("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
@@ -145,4 +165,11 @@ runRoutes.post("/:runId/approve", async (c) => {
 runRoutes.post("/:runId/retry", async (c) => {
   const { runId, stub } = runStub(c);
   return c.json(controlled(runId, await stub.redrive(c.get("owner"))));
+});
+
+/** SPEC 8.3: a final run is deleted now (204); 409 while it is not final; 404 when unknown. */
+runRoutes.delete("/:runId", async (c) => {
+  const { runId, stub } = runStub(c);
+  controlled(runId, await stub.deleteRun(c.get("owner")));
+  return c.body(null, 204);
 });

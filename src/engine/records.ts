@@ -44,6 +44,8 @@ export interface RunRecord {
   eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
   error: string | null;
+  /** When the run's deletion began (SPEC 8.3), or null: a run being deleted reads as gone. */
+  deleteRequestedAt: number | null;
   /** Grows with every change a status document shows: its ETag (SPEC 6.1). */
   version: number;
   /** The steps by status, kept as they change, so a status read costs O(1). */
