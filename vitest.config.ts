@@ -2,8 +2,9 @@
  * Two test projects, both run by `npm test` (`vitest run`):
  *  - workers: the unit and integration tests, inside workerd through the Cloudflare pool,
  *    with the loopback upstream of test/global-setup.ts. Its Worker is test/support/worker.ts:
- *    the real app, with test subclasses of the Durable Objects (a clock the tests move, faults
- *    they inject);
+ *    the real app, with a RunObject whose alarm only the tests fire and whose clock they move
+ *    (test/support/test-run-object.ts), so workerd never races a test, and a RunIndex that
+ *    fails or hangs when a test says so (test/support/test-run-index.ts);
  *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
  *    Miniflare and talk to it over real HTTP, with real alarms.
  */
@@ -23,6 +24,13 @@ export default defineConfig({
               main: "./test/support/worker.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
+                // A second run namespace whose objects see no WEBHOOK_SECRET (test/webhooks.test.ts).
+                durableObjects: {
+                  RUNS_WITHOUT_WEBHOOK_SECRET: {
+                    className: "RunObjectWithoutWebhookSecret",
+                    useSQLite: true,
+                  },
+                },
                 bindings: {
                   UPSTREAM_URL: upstreamUrl,
                   TOOLS: JSON.stringify(testRegistry(upstreamUrl)),

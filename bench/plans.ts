@@ -25,7 +25,7 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** (a) n `pass` steps, each reading the previous one's data (an implicit dependency). */
+/** n `pass` steps, each reading the previous one's data (an implicit dependency). */
 export function passChain(n: number): BenchPlan {
   const steps: BenchStep[] = [];
   for (let i = 0; i < n; i++) {
@@ -38,7 +38,7 @@ export function passChain(n: number): BenchPlan {
   return { name: `pass-chain-${n}`, steps };
 }
 
-/** (d) n `pass` steps chained with explicit `dependsOn` (no templates: validation-bound). */
+/** n `pass` steps chained with explicit `dependsOn` (no templates). */
 export function dependsOnChain(n: number): BenchPlan {
   const steps: BenchStep[] = [];
   for (let i = 0; i < n; i++) {
@@ -52,7 +52,7 @@ export function dependsOnChain(n: number): BenchPlan {
   return { name: `depends-on-chain-${n}`, steps };
 }
 
-/** A DAG of upstream calls: (b) is one with no edges, (c) a random one. */
+/** A DAG of upstream calls: the fan-out has no edges, the random DAG some, a chain one per step. */
 export interface Dag {
   /** Latency of each step (ms). */
   latency: number[];
@@ -63,15 +63,28 @@ export interface Dag {
   criticalPath: number[];
 }
 
-/** (b) n independent calls of `ms` each. */
-export function fanDag(n: number, ms: number): Dag {
-  const latency = Array.from({ length: n }, () => ms);
-  const deps = latency.map(() => [] as number[]);
+function dagOf(latency: number[], deps: number[][]): Dag {
   const { length, path } = longestPath(latency, deps);
   return { latency, deps, criticalPathMs: length, criticalPath: path };
 }
 
-/** (c) n steps; step i depends on 0..maxDeps distinct random earlier steps; latency in [minMs, maxMs]. */
+/** n independent calls of `ms` each. */
+export function fanDag(n: number, ms: number): Dag {
+  return dagOf(
+    Array.from({ length: n }, () => ms),
+    Array.from({ length: n }, () => []),
+  );
+}
+
+/** n calls of `ms` each, each depending on the one before. */
+export function chainDag(n: number, ms: number): Dag {
+  return dagOf(
+    Array.from({ length: n }, () => ms),
+    Array.from({ length: n }, (_, i) => (i === 0 ? [] : [i - 1])),
+  );
+}
+
+/** n steps; step i depends on 0..maxDeps distinct random earlier steps; latency in [minMs, maxMs]. */
 export function randomDag(
   seed: number,
   n: number,
@@ -89,8 +102,7 @@ export function randomDag(
     while (set.size < want) set.add(Math.floor(rand() * i));
     deps.push([...set].sort((a, b) => a - b));
   }
-  const { length, path } = longestPath(latency, deps);
-  return { latency, deps, criticalPathMs: length, criticalPath: path };
+  return dagOf(latency, deps);
 }
 
 /** Longest latency-weighted path of a DAG whose dependencies all point to earlier indices. */
@@ -119,20 +131,42 @@ export function longestPath(
   return { length: finish[end] ?? 0, path };
 }
 
-/** The URL step `i` calls: `/delay/<ms>`, tagged so the upstream log tells runs and steps apart. */
-export function dagUrl(upstream: string, dag: Dag, i: number, tag: string): string {
-  return `${upstream}/delay/${dag.latency[i]}?bench=${tag}&i=${i}`;
+/**
+ * The URL step `i` calls: the upstream's `/work?ms=<latency>`, which logs when each call
+ * arrived and when it was answered, tagged so the log tells runs and steps apart.
+ */
+export function dagUrl(upstream: string, dag: Dag, i: number, tag: string, first = 0): string {
+  return `${upstream}/work?ms=${dag.latency[i]}&bench=${tag}&i=${first + i}`;
 }
 
-/** (b), (c) as an edgestep plan of `http` steps. */
-export function dagPlan(upstream: string, dag: Dag, maxParallel: number, tag: string): BenchPlan {
+/** A DAG as an edgestep plan of `http` steps; its calls are tagged `i=first`, `first + 1`, ... */
+export function dagPlan(
+  upstream: string,
+  dag: Dag,
+  maxParallel: number,
+  tag: string,
+  first = 0,
+): BenchPlan {
   const steps = dag.latency.map((_, i) => ({
     id: `d${i}`,
     tool: "http",
-    params: { url: dagUrl(upstream, dag, i, tag) },
+    params: { url: dagUrl(upstream, dag, i, tag, first) },
     ...(dag.deps[i]!.length > 0 && { dependsOn: dag.deps[i]!.map((d) => `d${d}`) }),
   }));
   return { name: `dag-${dag.latency.length}`, config: { maxParallel }, steps };
+}
+
+/**
+ * n steps chained with `dependsOn`: an `http` call to the upstream (`/work?ms=0`, tagged with
+ * `i=0`), n - 2 `pass` steps, and another call (`i=1`). The upstream's log then times the
+ * chain on a clock of its own.
+ */
+export function probedChain(n: number, upstream: string, tag: string): BenchPlan {
+  const plan = dependsOnChain(n);
+  const probe = (i: number) => ({ url: `${upstream}/work?ms=0&bench=${tag}&i=${i}` });
+  plan.steps[0] = { ...plan.steps[0]!, tool: "http", params: probe(0) };
+  plan.steps[n - 1] = { ...plan.steps[n - 1]!, tool: "http", params: probe(1) };
+  return { ...plan, name: `probed-chain-${n}` };
 }
 
 /** A wide layered DAG for the in-process scheduler bench: layers of `width`, 2 deps on the layer above. */

@@ -1,611 +1,243 @@
 /**
- * `npm run bench`: boots edgestep (and a bench Worker holding a Cloudflare Workflow and
- * hand-written baselines) in one local workerd through Miniflare, next to the loopback
- * upstream, and measures (bench/README.md says exactly how):
- *   (a) per-step overhead of a 200-step `pass` chain, against the same chain as a Workflow
- *   (b) makespan of 50 parallel 100 ms `http` steps, over 100 ms
- *   (c) makespan of a seeded random 200-step DAG, over its critical path
- *   (d) submitting a 10,000-step plan, and pure scheduler cost per step at 100/1k/10k steps
- * Prints a markdown table and writes bench/results.json. Not part of `npm test`.
+ * `npm run bench`: edgestep measured the way users run it. It starts the Worker with
+ * `wrangler dev` (local, state in a temp dir), Cloudflare Workflows doing the same work under a
+ * second `wrangler dev` (bench/workflows/), and the loopback upstream in a Node process of its
+ * own (bench/upstream.ts); a client then submits plans and polls `GET /v1/runs/:id` like a
+ * user's program. bench/README.md says exactly how each figure is measured.
  *
- * Environment: BENCH_REPEATS (default 5), BENCH_SEED (default 42), BENCH_REF (measure that git
- * revision instead of the working tree), BENCH_DO_STORAGE=tmpfs (Durable Object storage on
- * /dev/shm: a diagnostic, not the default).
+ * Prints a markdown table (metric | edgestep | Workflows | ratio | goal | met?) and breakdown
+ * notes, and writes every sample to bench/results.json. Options: environment variables
+ * (options.ts). Not part of `npm test`.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { format, resolveConfig } from "prettier";
-import { startUpstream, type Upstream } from "../test/upstream/server.ts";
-import {
-  Api,
-  BENCH_DIR,
-  boot,
-  buildWorker,
-  expectCompleted,
-  iso,
-  loadEngine,
-  sleep,
-  sourceTree,
-} from "./harness.ts";
-import {
-  dagPlan,
-  dagUrl,
-  dependsOnChain,
-  fanDag,
-  passChain,
-  randomDag,
-  type Dag,
-} from "./plans.ts";
-import { compile, median, schedulerBench } from "./scheduler-bench.ts";
+import { bigChainCase, summaryCase } from "./cases/big-chain.ts";
+import { chainCase } from "./cases/chain.ts";
+import { concurrentCase } from "./cases/concurrent.ts";
+import { dagCase, pollingCase } from "./cases/dag.ts";
+import { fanoutCase } from "./cases/fanout.ts";
+import { listingCase } from "./cases/listing.ts";
+import { Edgestep, UpstreamLog, Workflows } from "./client.ts";
+import type { CaseResult, Ctx, Row } from "./context.ts";
+import { readOptions, type CaseName, type Options } from "./options.ts";
+import { markdown, writeResults } from "./report.ts";
+import { atExit, upstreamProcess, wranglerDev, type Service } from "./services.ts";
+import { BENCH_DIR, ROOT, gitCommit, sourceTree } from "./source-tree.ts";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
-const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 5));
-const SEED = Number(process.env.BENCH_SEED ?? 42);
-const STORAGE = process.env.BENCH_DO_STORAGE === "tmpfs" ? "tmpfs" : "disk";
-const REF = process.env.BENCH_REF || undefined;
-const CHAIN = 200;
-const BIG = 10_000;
+const CASES: Record<CaseName, (ctx: Ctx) => Promise<CaseResult>> = {
+  chain: chainCase,
+  fanout: fanoutCase,
+  dag: dagCase,
+  polling: pollingCase,
+  concurrent: concurrentCase,
+  bigchain: bigChainCase,
+  summary: summaryCase,
+  listing: listingCase,
+};
+const WITH_WORKFLOWS = new Set<CaseName>(["chain", "fanout", "dag", "concurrent"]);
+
+/** The Worker's variables for the bench, on top of wrangler.toml's. */
+const VARS = {
+  MAX_STEPS_PER_PLAN: "10000",
+  // A 10,000-step plan is about 0.8 MiB; room to spare.
+  MAX_PLAN_BYTES: String(8 * 1024 * 1024),
+  // The bench creates thousands of runs a minute from one caller.
+  RUNS_PER_MINUTE: "0",
+};
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
-const gitCommit = (ref: string): string | null => {
-  try {
-    return execFileSync("git", ["rev-parse", ref], {
-      cwd: BENCH_DIR,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-  } catch {
-    return null;
-  }
-};
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const spread = (xs: readonly number[]) => Math.max(...xs) - Math.min(...xs);
-/** Median of one field over samples. */
-const med = <T>(xs: readonly T[], f: (x: T) => number) => median(xs.map(f));
 
-/** One warm-up round (discarded), then REPEATS measured rounds. */
-async function rounds<T>(label: string, fn: (round: number) => Promise<T>): Promise<T[]> {
-  await fn(-1);
-  const out: T[] = [];
-  for (let i = 0; i < REPEATS; i++) {
-    out.push(await fn(i));
-    log(`  ${label}: round ${i + 1}/${REPEATS}`);
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// (a) 200-step chain: edgestep vs Cloudflare Workflows, client-side wall time
-// ---------------------------------------------------------------------------------------
-
-async function edgestepChain(api: Api, n: number) {
-  const { runId, t0, acceptedMs } = await api.submit(passChain(n));
-  const { view, seenAt } = await api.waitRun(runId, 2);
-  expectCompleted(view, `pass chain of ${n}`);
-  return {
-    wallMs: seenAt - t0,
-    acceptedMs,
-    /** Server clock: createdAt -> startedAt is the alarm's delivery, startedAt -> endedAt the execution. */
-    alarmLagMs: iso(view.startedAt) - iso(view.createdAt),
-    execMs: iso(view.endedAt) - iso(view.startedAt),
-    iterations: view.iterations,
+/** The 1-minute load average, sampled every 2 s while the bench runs. */
+function loadSampler() {
+  const samples = [loadavg()[0]!];
+  const timer = setInterval(() => samples.push(loadavg()[0]!), 2_000);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    samples.push(loadavg()[0]!);
+    return {
+      before: samples[0]!,
+      after: samples.at(-1)!,
+      mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+      max: Math.max(...samples),
+    };
   };
 }
 
-async function workflowChain(bench: string, n: number) {
-  const t0 = performance.now();
-  const created = (await (await fetch(`${bench}/workflow/create?n=${n}`)).json()) as { id: string };
-  for (;;) {
-    const st = (await (await fetch(`${bench}/workflow/status?id=${created.id}`)).json()) as {
-      status: string;
-      error?: unknown;
-      output?: { steps: number };
-    };
-    if (st.status === "complete") {
-      if (st.output?.steps !== n) throw new Error(`workflow output ${JSON.stringify(st.output)}`);
-      return { wallMs: performance.now() - t0 };
+/** Starts every service at once; if one fails, stops the others and fails. */
+async function startAll(starts: Promise<Service | null>[]): Promise<(Service | null)[]> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed === undefined) return settled.map((s) => (s as PromiseFulfilledResult<Service>).value);
+  for (const s of settled) if (s.status === "fulfilled") await s.value?.stop();
+  throw failed.reason;
+}
+
+function makeContext(
+  opts: Options,
+  tmp: string,
+  tree: string,
+  es: Service,
+  wf: Service | null,
+  upstream: Service & { control: string },
+): Ctx {
+  const upstreamLog = new UpstreamLog(upstream.control);
+  return {
+    opts,
+    es: new Edgestep(es.url),
+    wf: wf === null ? null : new Workflows(wf.url),
+    upstreamUrl: upstream.url,
+    upstream: upstreamLog,
+    log,
+    async rounds(label, fn) {
+      const out = [];
+      for (let round = -opts.warmup; round < opts.repeats; round++) {
+        await upstreamLog.reset();
+        const t0 = performance.now();
+        const sample = await fn(round);
+        if (round >= 0) out.push(sample);
+        const which = round < 0 ? "warm-up" : `round ${round + 1}/${opts.repeats}`;
+        log(`  ${label}: ${which} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      }
+      return out;
+    },
+    async startEdgestep(vars) {
+      const s = await edgestepDev(opts, tmp, tree, "edgestep-listing", opts.portBase + 6, vars);
+      return { url: s.url, stop: () => s.stop() };
+    },
+  };
+}
+
+function edgestepDev(
+  opts: Options,
+  tmp: string,
+  tree: string,
+  name: string,
+  port: number,
+  vars: Record<string, string> = {},
+): Promise<Service> {
+  return wranglerDev({
+    name,
+    config: join(tree, "wrangler.toml"),
+    port,
+    inspectorPort: port + 1,
+    persistTo: join(tmp, `${name}-state`),
+    vars: { ...VARS, ...vars },
+    registry: join(tmp, "registry"),
+    verbose: opts.verbose,
+  });
+}
+
+async function runCases(ctx: Ctx) {
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  const data: Record<string, unknown> = {};
+  const errors: Record<string, string> = {};
+  for (const name of ctx.opts.only) {
+    log(`${name}...`);
+    try {
+      const result = await CASES[name](ctx);
+      rows.push(...result.rows);
+      notes.push(...result.notes);
+      data[name] = result.data;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log(`${name} FAILED: ${message}`);
+      errors[name] = message;
+      rows.push({
+        metric: `${name}: failed`,
+        edgestep: message.split("\n")[0]!.slice(0, 160),
+        workflows: "—",
+        ratio: "—",
+        goal: "—",
+        met: false,
+      });
     }
-    if (st.status === "errored" || st.status === "terminated")
-      throw new Error(`workflow ${st.status}: ${JSON.stringify(st.error)}`);
-    await sleep(2);
   }
-}
-
-// ---------------------------------------------------------------------------------------
-// (b), (c): makespan of a DAG of upstream calls, with hand-written baselines
-// ---------------------------------------------------------------------------------------
-
-interface DagSample {
-  /** Server clock: run endedAt - startedAt. */
-  makespanMs: number;
-  /** Client: POST -> first poll that saw the run final (first poll after the critical path, then every 100 ms). */
-  wallMs: number;
-  /** Per-step breakdown (ms), summed along the critical path and averaged over all steps. */
-  criticalPath: Breakdown;
-  perStep: Breakdown;
-  firstCallAfterStartMs: number;
-  finishAfterLastStepMs: number;
-  hop: HopGaps;
-  /** Upstream answered its first call -> last call (upstream clock), and edgestep recorded the first -> last end (server clock). */
-  answersSpreadMs: number;
-  endsSpreadMs: number;
-  baselines: Record<Baseline, BaselineSample>;
-}
-
-interface BaselineSample {
-  elapsedMs: number;
-  firstCallAfterStartMs: number;
-  hop: HopGaps;
-}
-
-/**
- * The same DAG run by bench-worker.js: a plain Worker; a Durable Object writing edgestep's rows
- * as each call starts and ends; one writing them with results that arrive together batched.
- */
-type Baseline = "plainWorker" | "durableObject" | "durableObjectBatched";
-const BASELINES: [Baseline, string][] = [
-  ["plainWorker", "via=worker"],
-  ["durableObject", "via=do&rows=all"],
-  ["durableObjectBatched", "via=do&rows=batched"],
-];
-
-interface HopGaps {
-  meanMs: number;
-  criticalPathMs: number;
-}
-
-interface Breakdown {
-  /** Step start - end of its last dependency (run start for roots): scheduling delay. */
-  dispatchLag: number;
-  /** Step start -> the upstream saw the request (upstream clock). */
-  outbound: number;
-  /** Upstream answered (arrival + latency) -> step end recorded. */
-  inbound: number;
-}
-
-async function dagRound(
-  api: Api,
-  bench: string,
-  upstream: Upstream,
-  dag: Dag,
-  maxParallel: number,
-  tag: string,
-): Promise<DagSample> {
-  const { runId, t0 } = await api.submit(dagPlan(upstream.url, dag, maxParallel, tag));
-  // Polls are few (the makespan comes from the server's clock): a status read occupies the
-  // run's Durable Object, and frequent ones would delay the run being measured.
-  await sleep(dag.criticalPathMs);
-  const { view, seenAt } = await api.waitRun(runId, 100);
-  expectCompleted(view, tag);
-  const start = iso(view.startedAt);
-  const s = view.steps.map((st) => ({ start: iso(st.startedAt), end: iso(st.endedAt) }));
-  const arrival = arrivals(upstream, tag, dag.latency.length);
-  const lag = s.map((x, i) => x.start - Math.max(start, ...dag.deps[i]!.map((d) => s[d]!.end)));
-  const outbound = s.map((x, i) => arrival.get(i)! - x.start);
-  const inbound = s.map((x, i) => x.end - arrival.get(i)! - dag.latency[i]!);
-  const onPath = (xs: number[]) => dag.criticalPath.reduce((sum, i) => sum + xs[i]!, 0);
-
-  // The same calls without edgestep (see bench-worker.js).
-  const baselines = {} as Record<Baseline, BaselineSample>;
-  for (const [name, query] of BASELINES) {
-    const vtag = `${tag}${name}`;
-    const spec = {
-      urls: dag.latency.map((_, i) => dagUrl(upstream.url, dag, i, vtag)),
-      deps: dag.deps,
-      maxParallel,
-    };
-    const res = await fetch(`${bench}/dag?${query}`, {
-      method: "POST",
-      body: JSON.stringify(spec),
-    });
-    if (!res.ok) throw new Error(`baseline ${name}: ${res.status} ${await res.text()}`);
-    const { elapsedMs, startedAt } = (await res.json()) as { elapsedMs: number; startedAt: number };
-    const calls = arrivals(upstream, vtag, dag.latency.length);
-    baselines[name] = {
-      elapsedMs,
-      firstCallAfterStartMs: Math.min(...calls.values()) - startedAt,
-      hop: hopGaps(dag, calls),
-    };
-  }
-  return {
-    makespanMs: iso(view.endedAt) - start,
-    wallMs: seenAt - t0,
-    criticalPath: {
-      dispatchLag: onPath(lag),
-      outbound: onPath(outbound),
-      inbound: onPath(inbound),
-    },
-    perStep: { dispatchLag: mean(lag), outbound: mean(outbound), inbound: mean(inbound) },
-    firstCallAfterStartMs: Math.min(...arrival.values()) - start,
-    finishAfterLastStepMs: iso(view.endedAt) - Math.max(...s.map((x) => x.end)),
-    hop: hopGaps(dag, arrival),
-    answersSpreadMs: spread([...arrival].map(([i, at]) => at + dag.latency[i]!)),
-    endsSpreadMs: spread(s.map((x) => x.end)),
-    baselines,
-  };
-}
-
-/** When the upstream received each step's call (upstream clock), by step index. */
-function arrivals(upstream: Upstream, tag: string, n: number): Map<number, number> {
-  const arrival = new Map<number, number>();
-  const pattern = new RegExp(`bench=${tag}&i=(\\d+)`);
-  for (const call of upstream.calls) {
-    const m = pattern.exec(call.query);
-    if (m) arrival.set(Number(m[1]), call.at);
-  }
-  if (arrival.size !== n)
-    throw new Error(`${tag}: the upstream saw ${arrival.size} calls, expected ${n}`);
-  return arrival;
-}
-
-/**
- * Hop gap, all on the upstream's clock: a step's call arrived this long after the upstream
- * answered the last of its dependencies (arrival + latency). It is the whole cost of one
- * dependency edge: response back, result recorded, dependent dispatched, request out.
- */
-function hopGaps(
-  dag: Dag,
-  arrival: Map<number, number>,
-): { meanMs: number; criticalPathMs: number } {
-  const gap = dag.latency.map((_, i) =>
-    dag.deps[i]!.length === 0
-      ? 0
-      : arrival.get(i)! - Math.max(...dag.deps[i]!.map((d) => arrival.get(d)! + dag.latency[d]!)),
-  );
-  const withDeps = gap.filter((_, i) => dag.deps[i]!.length > 0);
-  return {
-    meanMs: withDeps.length === 0 ? 0 : mean(withDeps),
-    criticalPathMs: dag.criticalPath.reduce((sum, i) => sum + gap[i]!, 0),
-  };
-}
-
-function summarize(samples: DagSample[], dag: Dag) {
-  const b = (k: "criticalPath" | "perStep") => ({
-    dispatchLag: med(samples, (x) => x[k].dispatchLag),
-    outbound: med(samples, (x) => x[k].outbound),
-    inbound: med(samples, (x) => x[k].inbound),
-  });
-  const makespanMs = med(samples, (x) => x.makespanMs);
-  const hop = (f: (x: DagSample) => HopGaps) => ({
-    meanMs: med(samples, (x) => f(x).meanMs),
-    criticalPathMs: med(samples, (x) => f(x).criticalPathMs),
-  });
-  return {
-    steps: dag.latency.length,
-    edges: dag.deps.reduce((n, d) => n + d.length, 0),
-    criticalPathMs: dag.criticalPathMs,
-    criticalPathSteps: dag.criticalPath.length,
-    makespanMs,
-    ratio: makespanMs / dag.criticalPathMs,
-    clientWallMs: med(samples, (x) => x.wallMs),
-    firstCallAfterStartMs: med(samples, (x) => x.firstCallAfterStartMs),
-    finishAfterLastStepMs: med(samples, (x) => x.finishAfterLastStepMs),
-    answersSpreadMs: med(samples, (x) => x.answersSpreadMs),
-    endsSpreadMs: med(samples, (x) => x.endsSpreadMs),
-    breakdownAlongCriticalPathMs: b("criticalPath"),
-    breakdownMeanPerStepMs: b("perStep"),
-    hopGapMs: {
-      edgestep: hop((x) => x.hop),
-      ...(Object.fromEntries(
-        BASELINES.map(([name]) => [name, hop((x) => x.baselines[name].hop)]),
-      ) as Record<Baseline, HopGaps>),
-    },
-    baselines: Object.fromEntries(
-      BASELINES.map(([name]) => {
-        const ms = med(samples, (x) => x.baselines[name].elapsedMs);
-        return [
-          name,
-          {
-            makespanMs: ms,
-            ratio: ms / dag.criticalPathMs,
-            firstCallAfterStartMs: med(samples, (x) => x.baselines[name].firstCallAfterStartMs),
-          },
-        ];
-      }),
-    ) as Record<Baseline, { makespanMs: number; ratio: number; firstCallAfterStartMs: number }>,
-    samples,
-  };
-}
-
-// ---------------------------------------------------------------------------------------
-// (d) a 10,000-step plan
-// ---------------------------------------------------------------------------------------
-
-async function bigPlanRun(api: Api, body: string) {
-  const { runId, wall0, acceptedMs } = await api.submit(body);
-  const last = await api.waitStep(runId, `s${BIG - 1}`, 50);
-  if (last.status !== "succeeded") throw new Error(`10k run: the last step ended ${last.status}`);
-  const first = (await api.json<{ startedAt: string }>(`/v1/runs/${runId}/steps/s0`)).body;
-  const { view } = await api.waitRun(runId, 50);
-  expectCompleted(view, "10k chain");
-  return {
-    acceptedMs,
-    /** Server clock of step 0's start - client clock just before POST (same machine). */
-    firstStepStartedMs: iso(first.startedAt) - wall0,
-    alarmLagMs: iso(view.startedAt) - iso(view.createdAt),
-    execMsPerStep: (iso(view.endedAt) - iso(view.startedAt)) / BIG,
-  };
-}
-
-async function validateOnly(api: Api, body: string): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(`${api.base}/v1/plans/validate`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body,
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`POST /v1/plans/validate answered ${res.status}`);
-  return performance.now() - t0;
-}
-
-// ---------------------------------------------------------------------------------------
-// Report
-// ---------------------------------------------------------------------------------------
-
-interface Row {
-  metric: string;
-  value: string;
-  goal: string;
-  met: boolean | null;
-}
-
-const fmt = (x: number, d = 1) => `${x.toFixed(d)} ms`;
-
-function markdown(rows: Row[]): string {
-  const lines = ["| metric | value | goal | met? |", "| --- | --- | --- | --- |"];
-  for (const r of rows)
-    lines.push(
-      `| ${r.metric} | ${r.value} | ${r.goal} | ${r.met === null ? "—" : r.met ? "✅ yes" : "❌ no"} |`,
-    );
-  return lines.join("\n");
+  return { rows, notes, data, errors };
 }
 
 async function main(): Promise<void> {
+  const opts = readOptions();
   const began = performance.now();
-  const loadBefore = loadavg()[0]!;
+  const load = loadSampler();
   const tmp = mkdtempSync(join(tmpdir(), "edgestep-bench-"));
-  const upstream = await startUpstream(0);
-  let booted: Awaited<ReturnType<typeof boot>> | undefined;
+  atExit(() => rmSync(tmp, { recursive: true, force: true }));
+  const services: Service[] = [];
   try {
+    const tree = sourceTree(tmp, opts.ref);
+    const p = opts.portBase;
+    const needWorkflows = opts.workflows && opts.only.some((c) => WITH_WORKFLOWS.has(c));
     log(
-      `building ${REF ? `revision ${REF}` : "the working tree"}: the Worker (wrangler deploy --dry-run) and the engine bundle (esbuild)...`,
+      `starting wrangler dev for edgestep${needWorkflows ? " and for the Workflows" : ""}, and the upstream (ports ${p}-${p + 7})...`,
     );
-    const tree = sourceTree(tmp, REF);
-    const out = join(tmp, "out");
-    buildWorker(tree, out);
-    const engine = await loadEngine(tree, out);
-    log(`booting workerd (Miniflare; Durable Object storage on ${STORAGE})...`);
-    booted = await boot(tree, out, STORAGE);
-    const api = new Api(booted.edgestep);
-    const bench = booted.bench;
-
-    // (a) Rounds interleave the four measurements so load drift hits all of them alike.
-    log(`(a) ${CHAIN}-step chain: edgestep \`pass\` steps vs a Workflow's step.do...`);
-    const chain = await rounds("chain", async () => ({
-      es: await edgestepChain(api, CHAIN),
-      wf: await workflowChain(bench, CHAIN),
-      es1: await edgestepChain(api, 1),
-      wf1: await workflowChain(bench, 1),
-    }));
-    const esWall = med(chain, (x) => x.es.wallMs);
-    const wfWall = med(chain, (x) => x.wf.wallMs);
-    const es1Wall = med(chain, (x) => x.es1.wallMs);
-    const wf1Wall = med(chain, (x) => x.wf1.wallMs);
-    const a = {
-      steps: CHAIN,
-      method:
-        "client wall time, POST /v1/runs (or Workflow create()) -> first poll that sees it complete (2 ms polls), divided by the step count",
-      edgestep: {
-        perStepMs: esWall / CHAIN,
-        wallMs: esWall,
-        acceptedMs: med(chain, (x) => x.es.acceptedMs),
-        serverAlarmLagMs: med(chain, (x) => x.es.alarmLagMs),
-        serverExecMs: med(chain, (x) => x.es.execMs),
-        iterations: med(chain, (x) => x.es.iterations),
-        oneStepWallMs: es1Wall,
-        marginalPerStepMs: (esWall - es1Wall) / (CHAIN - 1),
-      },
-      workflows: {
-        perStepMs: wfWall / CHAIN,
-        wallMs: wfWall,
-        oneStepWallMs: wf1Wall,
-        marginalPerStepMs: (wfWall - wf1Wall) / (CHAIN - 1),
-      },
-      ratio: esWall / wfWall,
-      marginalRatio: (esWall - es1Wall) / (wfWall - wf1Wall),
-      samples: chain,
-    };
-
+    const [upstream, es, wf] = (await startAll([
+      upstreamProcess(p + 4, p + 5, opts.verbose),
+      edgestepDev(opts, tmp, tree, "edgestep", p),
+      needWorkflows
+        ? wranglerDev({
+            name: "workflows",
+            config: join(BENCH_DIR, "workflows", "wrangler.toml"),
+            port: p + 2,
+            inspectorPort: p + 3,
+            persistTo: join(tmp, "workflows-state"),
+            vars: {},
+            registry: join(tmp, "registry"),
+            verbose: opts.verbose,
+          })
+        : Promise.resolve(null),
+    ])) as [Service & { control: string }, Service, Service | null];
+    services.push(upstream, es, ...(wf ? [wf] : []));
     log(
-      "(b) 50 × /delay/100, maxParallel 50 (plus a plain-Worker and a Durable Object baseline)...",
-    );
-    const fan = fanDag(50, 100);
-    const b = summarize(
-      await rounds("fan-out", (r) => dagRound(api, bench, upstream, fan, 50, `fan${r + 1}`)),
-      fan,
+      `ready: ${services.map((s) => `${s.name} in ${s.startupSeconds.toFixed(1)} s`).join(", ")}`,
     );
 
-    const dag = randomDag(SEED, 200, 3, 10, 50);
-    log(
-      `(c) random 200-step DAG, seed ${SEED}: critical path ${dag.criticalPathMs} ms over ${dag.criticalPath.length} steps...`,
+    const { rows, notes, data, errors } = await runCases(
+      makeContext(opts, tmp, tree, es, wf, upstream),
     );
-    const c = {
-      seed: SEED,
-      ...summarize(
-        await rounds("random DAG", (r) => dagRound(api, bench, upstream, dag, 100, `dag${r + 1}`)),
-        dag,
-      ),
-    };
-
-    const bigPlan = dependsOnChain(BIG);
-    const bigBody = JSON.stringify(bigPlan);
-    log(`(d) ${BIG}-step plan (${(bigBody.length / 1024).toFixed(0)} KiB)...`);
-    const big = await rounds("10k plan", async () => ({
-      validateMs: await validateOnly(api, bigBody),
-      run: await bigPlanRun(api, bigBody),
-    }));
-    const compileMs: number[] = [];
-    for (let i = 0; i <= REPEATS; i++) {
-      const t0 = performance.now();
-      compile(engine, bigPlan);
-      if (i > 0) compileMs.push(performance.now() - t0);
-    }
-    log("(d) pure scheduler in Node at 100 / 1,000 / 10,000 steps...");
-    const sched = schedulerBench(engine, [100, 1_000, 10_000]);
-    const flatness = (shape: "chain" | "wide") => {
-      const xs = sched.filter((f) => f.shape === shape).map((f) => f.usPerStep);
-      return Math.max(...xs) / Math.min(...xs);
-    };
-    // Per-step time ~ n^k between 100 and 10,000 steps: k = 0 is flat, k = 1 an O(n) cost per step.
-    const exponent = (shape: "chain" | "wide") => {
-      const xs = sched.filter((f) => f.shape === shape);
-      return (
-        Math.log(xs.at(-1)!.usPerStep / xs[0]!.usPerStep) /
-        Math.log(xs.at(-1)!.steps / xs[0]!.steps)
-      );
-    };
-    const d = {
-      steps: BIG,
-      planBytes: bigBody.length,
-      acceptedMs: med(big, (x) => x.run.acceptedMs),
-      firstStepStartedMs: med(big, (x) => x.run.firstStepStartedMs),
-      serverAlarmLagMs: med(big, (x) => x.run.alarmLagMs),
-      execMsPerStepAt10k: med(big, (x) => x.run.execMsPerStep),
-      validateEndpointMs: med(big, (x) => x.validateMs),
-      compilePlanInNodeMs: median(compileMs),
-      samples: big,
-      scheduler: sched,
-      schedulerFlatness: { chain: flatness("chain"), wide: flatness("wide") },
-      schedulerScalingExponent: { chain: exponent("chain"), wide: exponent("wide") },
-    };
-
-    const us = (shape: "chain" | "wide") =>
-      `${sched
-        .filter((f) => f.shape === shape)
-        .map((f) => f.usPerStep.toFixed(2))
-        .join(" / ")} µs`;
-    const rows: Row[] = [
-      {
-        metric: `(a) edgestep per step, ${CHAIN}-step \`pass\` chain (client wall ÷ ${CHAIN})`,
-        value: fmt(a.edgestep.perStepMs, 3),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: `(a) Workflows per step, ${CHAIN} × \`step.do\` (client wall ÷ ${CHAIN})`,
-        value: fmt(a.workflows.perStepMs, 3),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: "(a) edgestep ÷ Workflows, per-step time",
-        value: a.ratio.toFixed(3),
-        goal: "≤ 0.5",
-        met: a.ratio <= 0.5,
-      },
-      {
-        metric: "(b) 50 × `/delay/100`, maxParallel 50: makespan ÷ 100 ms",
-        value: `${b.ratio.toFixed(3)} (${fmt(b.makespanMs, 0)})`,
-        goal: "≤ 1.3",
-        met: b.ratio <= 1.3,
-      },
-      {
-        metric: `(c) random 200-step DAG (seed ${SEED}): makespan ÷ critical path`,
-        value: `${c.ratio.toFixed(3)} (${fmt(c.makespanMs, 0)} ÷ ${fmt(c.criticalPathMs, 0)})`,
-        goal: "≤ 1.15",
-        met: c.ratio <= 1.15,
-      },
-      {
-        metric: `(d) ${BIG.toLocaleString("en")}-step plan: POST /v1/runs → 202`,
-        value: fmt(d.acceptedMs, 0),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: `(d) ${BIG.toLocaleString("en")}-step plan: POST → first step started`,
-        value: fmt(d.firstStepStartedMs, 0),
-        goal: "—",
-        met: null,
-      },
-      {
-        metric: "(d) scheduler per completed step, chain, 100 / 1k / 10k steps",
-        value: us("chain"),
-        goal: "flat (max ≤ 2 × min)",
-        met: d.schedulerFlatness.chain <= 2,
-      },
-      {
-        metric: "(d) scheduler per completed step, wide DAG, 100 / 1k / 10k steps",
-        value: us("wide"),
-        goal: "flat (max ≤ 2 × min)",
-        met: d.schedulerFlatness.wide <= 2,
-      },
-    ];
-    const table = markdown(rows);
-    const loadAfter = loadavg()[0]!;
+    const loadAverage = load();
+    const wrangler = (
+      JSON.parse(readFileSync(join(ROOT, "node_modules", "wrangler", "package.json"), "utf8")) as {
+        version: string;
+      }
+    ).version;
     const header =
-      `edgestep bench: median of ${REPEATS} rounds after a warm-up; ${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}; ` +
-      `Node ${process.version}; local workerd (Miniflare), Durable Object storage on ${STORAGE}; ${REF ? `revision ${REF}` : "working tree"}`;
-    const bd = (x: { dispatchLag: number; outbound: number; inbound: number }, dp = 0) =>
-      `dispatch lag ${fmt(x.dispatchLag, dp)}, outbound ${fmt(x.outbound, dp)}, inbound ${fmt(x.inbound, dp)}`;
-    const same = (x: Record<Baseline, { ratio: number }>) =>
-      `a plain Worker: ${x.plainWorker.ratio.toFixed(3)}; a Durable Object writing edgestep's rows (step, attempt, event) at each start and end: ` +
-      `${x.durableObject.ratio.toFixed(3)}; the same with ends that arrive together written in one transaction: ${x.durableObjectBatched.ratio.toFixed(3)}`;
-    const notes = [
-      `(a) edgestep: POST→202 ${fmt(a.edgestep.acceptedMs)}, alarm lag ${fmt(a.edgestep.serverAlarmLagMs, 0)}, execution ${fmt(a.edgestep.serverExecMs, 0)} ` +
-        `in ${a.edgestep.iterations} iteration(s); a 1-step run takes ${fmt(es1Wall)}, so ${fmt(a.edgestep.marginalPerStepMs, 3)} per extra step.`,
-      `    Workflows: a 1-step instance takes ${fmt(wf1Wall)}, ${fmt(a.workflows.marginalPerStepMs, 3)} per extra step. Marginal ratio ${a.marginalRatio.toFixed(3)}.`,
-      `(b) the same 50 calls from ${same(b.baselines)}.`,
-      `    First call ${fmt(b.firstCallAfterStartMs, 0)} after run start (Durable Object baseline: ${fmt(b.baselines.durableObject.firstCallAfterStartMs, 0)}); ` +
-        `the upstream answered all 50 within ${fmt(b.answersSpreadMs, 0)}, edgestep recorded their ends over ${fmt(b.endsSpreadMs, 0)} ` +
-        `(${fmt(b.endsSpreadMs / 49, 2)} per completion); run ended ${fmt(b.finishAfterLastStepMs, 0)} after its last step; mean per step: ${bd(b.breakdownMeanPerStepMs, 1)}.`,
-      `(c) the same DAG from ${same(c.baselines)}.`,
-      `    Along the ${c.criticalPathSteps}-step critical path: ${bd(c.breakdownAlongCriticalPathMs)}; mean per step: ${bd(c.breakdownMeanPerStepMs, 1)}.`,
-      `    Mean hop gap (upstream clock: a dependency answered -> its dependent's call arrived): edgestep ${fmt(c.hopGapMs.edgestep.meanMs, 2)}, ` +
-        `plain Worker ${fmt(c.hopGapMs.plainWorker.meanMs, 2)}, Durable Object ${fmt(c.hopGapMs.durableObject.meanMs, 2)}, ` +
-        `batched ${fmt(c.hopGapMs.durableObjectBatched.meanMs, 2)}.`,
-      `(d) POST /v1/plans/validate alone ${fmt(d.validateEndpointMs, 0)}; compilePlan in Node ${fmt(d.compilePlanInNodeMs, 0)}; ` +
-        `alarm lag ${fmt(d.serverAlarmLagMs, 0)}; execution ${fmt(d.execMsPerStepAt10k, 3)} per step at 10k steps.`,
-      `    Scheduler per-step time grows as n^${d.schedulerScalingExponent.chain.toFixed(2)} (chain) and n^${d.schedulerScalingExponent.wide.toFixed(2)} (wide) ` +
-        `from 100 to 10,000 steps (0 = flat, 1 = a cost per step proportional to the plan).`,
-    ];
-    const results = {
+      `edgestep bench: \`wrangler dev\` ${wrangler} (local), median of ${opts.repeats} round(s) after ${opts.warmup} warm-up; ` +
+      `polls every ${opts.pollMs} ms (${opts.pollView} view); ${cpus().length} CPUs, load average ${loadAverage.before.toFixed(1)} → ${loadAverage.after.toFixed(1)} ` +
+      `(mean ${loadAverage.mean.toFixed(1)}, max ${loadAverage.max.toFixed(1)}); Node ${process.version}; ${opts.ref ? `revision ${opts.ref}` : "working tree"}`;
+    const table = markdown(rows);
+    const benchSeconds = Math.round((performance.now() - began) / 100) / 10;
+    const file = await writeResults({
       generatedAt: new Date().toISOString(),
       environment: {
         node: process.version,
+        wrangler,
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model ?? null,
-        loadAverage: { before: loadBefore, after: loadAfter },
-        repeats: REPEATS,
-        doStorage: STORAGE,
-        source: REF
-          ? { ref: REF, commit: gitCommit(REF) }
+        loadAverage,
+        source: opts.ref
+          ? { ref: opts.ref, commit: gitCommit(opts.ref) }
           : { ref: "working tree", commit: gitCommit("HEAD") },
+        startupSeconds: Object.fromEntries(services.map((s) => [s.name, s.startupSeconds])),
       },
-      a,
-      b,
-      c,
-      d,
+      options: opts,
       table: rows,
       markdown: table,
       notes,
-      benchSeconds: Math.round((performance.now() - began) / 100) / 10,
-    };
-    const file = join(BENCH_DIR, "results.json");
-    // Formatted as the repository's Prettier config would, so `prettier --check` stays quiet.
-    const style = (await resolveConfig(file)) ?? {};
-    writeFileSync(file, await format(JSON.stringify(results), { ...style, parser: "json" }));
+      errors,
+      cases: data,
+      benchSeconds,
+    });
     console.log(
-      `\n${header}\n\n${table}\n\n${notes.join("\n")}\n\nwrote bench/results.json (${results.benchSeconds} s)`,
+      `\n${header}\n\n${table}\n\n${notes.join("\n")}\n\nwrote ${file} (${benchSeconds} s)`,
     );
+    if (Object.keys(errors).length > 0) process.exitCode = 1;
   } finally {
-    await booted?.mf.dispose();
-    booted?.cleanup();
-    await upstream.close();
+    for (const s of services.reverse()) await s.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
 }

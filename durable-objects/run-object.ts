@@ -35,7 +35,7 @@ import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
 import {
   eventPage,
-  statusView,
+  statusText,
   stepDetail,
   resultsPage,
   stepsPage,
@@ -43,6 +43,8 @@ import {
   type StepsQuery,
 } from "./views/run-views";
 import { etagMatches, etagOf, type StatusRead } from "./views/status-reads";
+import { planView } from "../src/engine/plan-view";
+import { StepViews } from "./views/step-views";
 import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
@@ -56,6 +58,8 @@ export class RunObject extends DurableObject<Env> {
   private readonly config: Settings;
   private readonly checkpoint: Checkpoint;
   private readonly outbox: WebhookOutbox;
+  /** The steps of the full status, as JSON text kept per step (see StepViews). */
+  private readonly stepViews = new StepViews();
   /** What iterations, compensations and answers share. */
   private readonly work: RunContext;
   /** The iteration live in this instance: answers and cancels go through it. */
@@ -71,7 +75,9 @@ export class RunObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = settings(env);
-    const checkpoint = new Checkpoint(ctx.storage, this.config.maxEventsPerRun);
+    const checkpoint = new Checkpoint(ctx.storage, this.config.maxEventsPerRun, (i) =>
+      this.stepViews.changed(i),
+    );
     const now = () => this.now();
     this.checkpoint = checkpoint;
     this.outbox = new WebhookOutbox(checkpoint.deliveries, {
@@ -174,12 +180,12 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return null;
     const etag = etagOf(run.version, read.view);
     if (etagMatches(read.ifNoneMatch, etag)) return { etag, notModified: true as const };
-    const view = read.view === "summary" ? summaryView : statusView;
-    return {
-      etag,
-      notModified: false as const,
-      body: view(this.checkpoint, this.outbox, run, this.now()),
-    };
+    const { checkpoint, outbox, stepViews } = this;
+    const json =
+      read.view === "summary"
+        ? JSON.stringify(summaryView(checkpoint, outbox, run, this.now()))
+        : statusText(checkpoint, outbox, stepViews, run, this.now());
+    return { etag, notModified: false as const, json };
   }
 
   /** `GET /v1/runs/:id/steps`: a page of step entries (SPEC 6.1). */
@@ -189,6 +195,11 @@ export class RunObject extends DurableObject<Env> {
 
   async step(owner: string, stepId: string) {
     return this.owned(owner) ? stepDetail(this.checkpoint, stepId) : null;
+  }
+
+  /** `GET /v1/runs/:id/plan`: the plan the run executes (see planView). */
+  async plan(owner: string) {
+    return this.owned(owner) ? planView(this.checkpoint.plan.read()) : null;
   }
 
   /** A page of `GET /v1/runs/:id/results` after step index `after` (see resultsPage). */

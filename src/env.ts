@@ -15,6 +15,10 @@ import { parseRegistry } from "./tools/registry";
  */
 export interface ConfigVars {
   API_KEYS?: string;
+  /** "true": refuse /v1 requests while API_KEYS is unset (wrangler.toml's production environment). */
+  REQUIRE_API_KEYS?: string | boolean;
+  /** "true": with REQUIRE_API_KEYS, serve without authentication all the same (an explicit opt-out). */
+  ALLOW_UNAUTHENTICATED?: string | boolean;
   ALLOWED_HOSTS?: string;
   WEBHOOK_SECRET?: string;
   MAX_STEPS_PER_PLAN?: string | number;
@@ -34,7 +38,7 @@ export interface ConfigVars {
  * (worker-configuration.d.ts; `npm run typecheck` checks it is current), and ConfigVars.
  * TOOLS may also be a JSON object rather than a string holding one.
  */
-export interface Env extends Omit<Cloudflare.Env, "TOOLS">, ConfigVars {
+export interface Env extends Omit<Cloudflare.Env, "TOOLS" | keyof ConfigVars>, ConfigVars {
   TOOLS?: string | Record<string, unknown>;
 }
 

@@ -4,24 +4,12 @@
  * cancels it; an `approval` step waits, while independent branches go on, until
  * `POST /approve` answers it. A waiting run has no alarm; the answer re-arms it.
  */
-import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { drive, runCalls, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
-import {
-  abortObject,
-  alarmInBackground,
-  byId,
-  events,
-  post,
-  rows,
-  start,
-  started,
-  stepDetail,
-  storedAlarm,
-  until,
-} from "./flow-helpers";
-
-const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+import { byId, events, post, start, started, status, stepDetail } from "./helpers";
+import { abortObject, alarmAt, alarmInBackground, drive, fireAlarm, runStub } from "./helpers";
+import { until } from "./helpers";
+import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** A plan whose steps x (high risk) and y (high risk, readonly) sit behind the risk gate. */
 function gated(key: string, config: Record<string, unknown> = {}) {
@@ -44,6 +32,19 @@ function gated(key: string, config: Record<string, unknown> = {}) {
 
 const approve = (runId: string, body: unknown) => post(`/v1/runs/${runId}/approve`, body);
 
+/** Fires the alarm that delivers the webhooks; checks `hook` got one call, run.waiting for this run. */
+async function waitingWebhook(runId: string, hook: string): Promise<any[]> {
+  await fireAlarm(runId);
+  const calls = await upstreamCalls(hook);
+  expect(calls).toHaveLength(1);
+  expect(JSON.parse(calls[0].body)).toMatchObject({
+    type: "run.waiting",
+    runId,
+    status: "waiting",
+  });
+  return calls;
+}
+
 describe("risk gate", () => {
   it("holds the run waiting right after POST: nothing runs and no alarm is set", async () => {
     const key = unique("gate");
@@ -58,8 +59,8 @@ describe("risk gate", () => {
       "pending",
       "pending",
     ]);
-    expect(await storedAlarm(created.runId)).toBeNull();
-    expect(await runDurableObjectAlarm(runStub(created.runId))).toBe(false);
+    expect(await alarmAt(created.runId)).toBeNull();
+    expect(await fireAlarm(created.runId)).toBe(false);
     expect(await runCalls(created.runId)).toHaveLength(0);
   });
 
@@ -101,7 +102,7 @@ describe("risk gate", () => {
     const answer = await approve(runId, { approved: true });
     expect(answer.res.status).toBe(200);
     expect(answer.body).toEqual({ runId, status: "pending" });
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect(await alarmAt(runId)).not.toBeNull();
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     expect(s.pendingApproval).toBeUndefined();
@@ -183,14 +184,7 @@ describe("risk gate", () => {
       ...gated(unique("gate-hook")),
       webhook: { url: `${upstreamUrl}${hook}` },
     });
-    await runDurableObjectAlarm(runStub(runId));
-    const calls = await upstreamCalls(hook);
-    expect(calls).toHaveLength(1);
-    expect(JSON.parse(calls[0].body)).toMatchObject({
-      type: "run.waiting",
-      runId,
-      status: "waiting",
-    });
+    const calls = await waitingWebhook(runId, hook);
     expect((await status(runId)).status).toBe("waiting");
   });
 });
@@ -218,7 +212,7 @@ describe("approval step", () => {
     expect(steps.after.status).toBe("pending");
     expect(s.status).toBe("waiting");
     expect(s.pendingApproval).toEqual([{ gate: "step", stepIds: ["gate"] }]);
-    expect(await storedAlarm(runId)).toBeNull();
+    expect(await alarmAt(runId)).toBeNull();
     expect(await upstreamCalls(`/script/${key}-after`)).toHaveLength(0);
     const requested = (await events(runId)).filter((e) => e.type === "approval_requested");
     expect(requested).toEqual([expect.objectContaining({ stepId: "gate", attempt: 1 })]);
@@ -235,7 +229,7 @@ describe("approval step", () => {
     expect(byId(s).gate.status).toBe("waiting");
     expect(byId(s).nap.status).toBe("waiting");
     expect(s.status).toBe("running");
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect(await alarmAt(runId)).not.toBeNull();
   });
 
   it("approve { approved: true, stepId, comment }: the step succeeds with { approved, comment } and dependents run", async () => {
@@ -244,7 +238,7 @@ describe("approval step", () => {
     await drive(runId);
     const answer = await approve(runId, { approved: true, stepId: "gate", comment: "lgtm" });
     expect(answer.res.status).toBe(200);
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect(await alarmAt(runId)).not.toBeNull();
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     expect(s.pendingApproval).toBeUndefined();
@@ -347,10 +341,10 @@ describe("approval step", () => {
       ],
     });
     const inFlight = alarmInBackground(runId);
-    await until(async () => {
-      const r = await rows(runId, "SELECT status FROM steps WHERE id = 'gate'");
-      return r[0]?.status === "waiting";
-    }, "the approval step waits");
+    await until(
+      async () => byId(await status(runId)).gate.status === "waiting",
+      "the approval step waits",
+    );
     expect((await approve(runId, { approved: true, stepId: "gate" })).res.status).toBe(200);
     expect(await inFlight).toBe("settled");
     const s = await status(runId);
@@ -393,14 +387,7 @@ describe("approval step", () => {
     const hook = `/script/${unique("appr-hook")}`;
     const runId = await started(approvalPlan(key, { webhook: { url: `${upstreamUrl}${hook}` } }));
     await drive(runId);
-    await runDurableObjectAlarm(runStub(runId));
-    const calls = await upstreamCalls(hook);
-    expect(calls).toHaveLength(1);
-    expect(JSON.parse(calls[0].body)).toMatchObject({
-      type: "run.waiting",
-      runId,
-      status: "waiting",
-    });
+    const calls = await waitingWebhook(runId, hook);
     expect(calls[0].headers["x-edgestep-event-id"]).toBeTruthy();
 
     await approve(runId, { approved: true });

@@ -1,8 +1,7 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
-import { runStub, unique, upstreamUrl } from "./helpers";
+import { settle, unique, upstreamUrl } from "./helpers";
 
 const app = createApp();
 const withKeys = { ...env, API_KEYS: "key-one, key-two" };
@@ -18,11 +17,6 @@ async function create(key: string, body: unknown = plan): Promise<string> {
   const res = await call("/v1/runs", key, { method: "POST", body: JSON.stringify(body) });
   expect(res.status).toBe(202);
   return ((await res.json()) as { runId: string }).runId;
-}
-
-/** Fires the run's alarms until none is left (bounded). */
-async function settle(runId: string): Promise<void> {
-  for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
 }
 
 /** What the owner sees of a run: its status and its whole event log (every change is an event). */
@@ -75,6 +69,7 @@ describe("API keys", () => {
     for (const path of [
       `/v1/runs/${runId}`,
       `/v1/runs/${runId}/results`,
+      `/v1/runs/${runId}/plan`,
       `/v1/runs/${runId}/events`,
       `/v1/runs/${runId}/steps/a`,
     ]) {
@@ -165,5 +160,54 @@ describe("Authorization header", () => {
       { ...env, API_KEYS: `other, ${key}` },
     );
     expect(res.status).toBe(200);
+  });
+});
+
+/** wrangler.toml's [env.production] sets REQUIRE_API_KEYS: without API_KEYS, /v1 is refused. */
+describe("a deployment that requires API keys", () => {
+  const validate = (bindings: Record<string, unknown>, key?: string) =>
+    app.fetch(
+      new Request("http://edgestep.test/v1/plans/validate", {
+        method: "POST",
+        body: JSON.stringify(plan),
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+      }),
+      { ...env, ...bindings },
+    );
+
+  it("refuses /v1 requests with a 503 that says what to set while API_KEYS is unset", async () => {
+    for (const REQUIRE_API_KEYS of ["true", true]) {
+      const res = await validate({ REQUIRE_API_KEYS, API_KEYS: "" });
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("auth_not_configured");
+      expect(body.error.message).toMatch(/wrangler secret put API_KEYS/);
+      expect(body.error.message).toMatch(/ALLOW_UNAUTHENTICATED=true/);
+    }
+  });
+
+  it("keeps /healthz open, and callbacks (their token is the credential)", async () => {
+    const bindings = { ...env, REQUIRE_API_KEYS: "true" };
+    expect((await app.fetch(new Request("http://edgestep.test/healthz"), bindings)).status).toBe(
+      200,
+    );
+    const callback = await app.fetch(
+      new Request("http://edgestep.test/v1/callbacks/unknown-token", {
+        method: "POST",
+        body: JSON.stringify({ output: 1 }),
+      }),
+      bindings,
+    );
+    expect(callback.status).toBe(404);
+  });
+
+  it("serves without authentication when explicitly opted out", async () => {
+    const res = await validate({ REQUIRE_API_KEYS: "true", ALLOW_UNAUTHENTICATED: "true" });
+    expect(res.status).toBe(200);
+  });
+
+  it("authenticates as usual once API_KEYS is set", async () => {
+    expect((await validate({ REQUIRE_API_KEYS: "true", API_KEYS: "k1" }, "k1")).status).toBe(200);
+    expect((await validate({ REQUIRE_API_KEYS: "true", API_KEYS: "k1" })).status).toBe(401);
   });
 });

@@ -2,26 +2,15 @@
  * Callbacks (SPEC 4 `callback`, 5.5, 6): the step POSTs `{ runId, stepId, token,
  * callbackUrl, input }` to `params.url` and waits until `POST /v1/callbacks/:token`
  * answers it or its timeout passes. Tokens are single use; the callback route needs no
- * API key. Timeouts are made due through SQL, never waited for.
+ * API key. Timeouts are made due by moving the run's clock to the alarm, never waited for.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
-import {
-  abortObject,
-  alarmInBackground,
-  byId,
-  events,
-  post,
-  rows,
-  sql,
-  started,
-  stepDetail,
-  storedAlarm,
-  until,
-} from "./flow-helpers";
-import { drive, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
+import { byId, events, post, started, status, stepDetail } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, until } from "./helpers";
+import { callsWithRun, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** Long enough that no timeout fires by itself during a test. */
 const TEN_MINUTES = 600_000;
@@ -47,10 +36,7 @@ function callbackPlan(
 
 /** The bodies the callback tool POSTed for this run, oldest first. */
 async function sent(runId: string, prefix = "/echo"): Promise<any[]> {
-  const calls = (await upstreamCalls(prefix)).filter(
-    (c) => typeof c.body === "string" && c.body.includes(runId),
-  );
-  return calls.map((c) => JSON.parse(c.body));
+  return (await callsWithRun(prefix, runId)).map((c) => JSON.parse(c.body));
 }
 
 async function tokenOf(runId: string, n = 0): Promise<string> {
@@ -96,7 +82,7 @@ describe("callback step: the outbound POST and the wait", () => {
     expect(byId(s).after.status).toBe("pending");
     expect(s.status).toBe("waiting");
     const startedAt = Date.parse(byId(s).cb.startedAt);
-    const alarm = await storedAlarm(runId);
+    const alarm = await alarmAt(runId);
     expect(alarm).not.toBeNull();
     expect(Math.abs(alarm! - (startedAt + TEN_MINUTES))).toBeLessThanOrEqual(1000);
     const waiting = (await events(runId)).find((e) => e.type === "step_waiting");
@@ -208,8 +194,8 @@ describe("callback timeout", () => {
   it("a due timeout fails the attempt as timeout and retries with a new token; the old token gets 409", async () => {
     const runId = await waitingRun({}, { retry: { maxRetries: 2, baseDelayMs: 0 } });
     const first = await tokenOf(runId);
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'waiting'");
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true);
 
     const bodies = await sent(runId);
     expect(bodies).toHaveLength(2);
@@ -257,7 +243,7 @@ describe("callback timeout", () => {
   it("a timeout after the last retry fails the step as timeout", async () => {
     const runId = await waitingRun({}, { retry: { maxRetries: 0 } });
     const token = await tokenOf(runId);
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'waiting'");
+    await advanceToAlarm(runId);
     const s = await drive(runId);
     expect(byId(s).cb.status).toBe("failed");
     expect(byId(s).cb.error.category).toBe("timeout");
@@ -267,13 +253,13 @@ describe("callback timeout", () => {
 
   it("an alarm fired before the timeout changes nothing", async () => {
     const runId = await waitingRun();
-    const before = await storedAlarm(runId);
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const before = await alarmAt(runId);
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(byId(s).cb.status).toBe("waiting");
     expect(s.status).toBe("waiting");
     expect(await sent(runId)).toHaveLength(1);
-    expect(await storedAlarm(runId)).toBe(before);
+    expect(await alarmAt(runId)).toBe(before);
   });
 });
 
@@ -310,9 +296,7 @@ describe("callback durability", () => {
       return token !== "";
     }, "the outbound POST reached the upstream");
     // the POST is still in flight: the step is running, not waiting
-    expect((await rows(runId, "SELECT status FROM steps WHERE id = 'cb'"))[0].status).toBe(
-      "running",
-    );
+    expect((await stepDetail(runId, "cb")).status).toBe("running");
     expect((await answer(token, { output: { early: true } })).res.status).toBe(200);
     expect((await answer(token, { output: { early: false } })).res.status).toBe(409);
     expect(await inFlight).toBe("settled");
@@ -380,11 +364,7 @@ describe("callback durability", () => {
       ],
     });
     const inFlight = alarmInBackground(runId);
-    await until(
-      async () =>
-        (await rows(runId, "SELECT status FROM steps WHERE id = 'cb'"))[0].status === "waiting",
-      "cb waits",
-    );
+    await until(async () => (await stepDetail(runId, "cb")).status === "waiting", "cb waits");
     expect((await answer(await tokenOf(runId), { output: "live" })).res.status).toBe(200);
     expect(await inFlight).toBe("settled");
     const s = await status(runId);

@@ -4,10 +4,9 @@
  * they run on `all_done`, and a run whose only non-successes are skips is `completed`.
  */
 import { describe, expect, it } from "vitest";
-import { drive, runCalls, unique, upstreamUrl } from "./helpers";
-import { byId, events, started, stepDetail } from "./flow-helpers";
-
-const script = (key: string) => `${upstreamUrl}/script/${key}`;
+import { byId, events, started, stepDetail } from "./helpers";
+import { drive } from "./helpers";
+import { runCalls, script, unique, upstreamUrl } from "./helpers";
 
 describe("when", () => {
   it("false skips the step with reason condition_false and never calls its tool", async () => {

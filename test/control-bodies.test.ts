@@ -3,8 +3,7 @@
  * silently ignored; a body past its limit is a 413 naming that limit.
  */
 import { describe, expect, it } from "vitest";
-import { api, drive, unique } from "./helpers";
-import { byId, post, started } from "./flow-helpers";
+import { api, byId, drive, post, started, unique } from "./helpers";
 
 /** 64 KiB and one byte of valid JSON: past the control-body limit, far below MAX_PLAN_BYTES. */
 const oversized = JSON.stringify({ comment: "x".repeat(64 * 1024) });

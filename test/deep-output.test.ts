@@ -6,8 +6,8 @@
  * `GET /results` a 500 (structured clone of the RPC value overflowed the stack).
  */
 import { describe, expect, it } from "vitest";
-import { api, drive, upstreamUrl } from "./helpers";
-import { byId, expectReadable, sql, started, stepDetail } from "./flow-helpers";
+import { api, byId, drive, expectReadable, runStub, started, stepDetail } from "./helpers";
+import { upstreamUrl } from "./helpers";
 
 const MAX_DEPTH = 128;
 
@@ -126,8 +126,8 @@ describe("outputs nested deeper than MAX_OUTPUT_DEPTH", () => {
     expect((await drive(runId)).status).toBe("completed");
     // What an earlier version could store: no typed seam writes such rows any more.
     const arrays = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
-    await sql(runId, `UPDATE steps SET data = '${arrays(1_000)}' WHERE id = 'cap'`);
-    await sql(runId, `UPDATE steps SET data = '${arrays(5_000)}' WHERE id = 'legacy'`);
+    await runStub(runId).storeAsEarlierVersion("cap", { data: arrays(1_000) });
+    await runStub(runId).storeAsEarlierVersion("legacy", { data: arrays(5_000) });
     await expectReadable(runId, ["cap", "legacy"]);
     const [cap, legacy] = (await (await api(`/v1/runs/${runId}/results`)).json()) as any[];
     expect(JSON.stringify(cap.data)).toBe(arrays(1_000));

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../src/engine/retention";
-import { post } from "./flow-helpers";
 import {
   api,
   drive,
+  advanceClock,
   fireAlarm,
-  runStub,
+  post,
   status,
   submit,
   unique,
@@ -19,7 +19,6 @@ import {
   upstreamUrl,
 } from "./helpers";
 import {
-  advanceClock,
   created,
   del,
   failingPlan,
@@ -58,7 +57,7 @@ describe("DELETE /v1/runs/:id", () => {
     await expectForgotten(runId);
     expect(await listedIds({ tag })).toEqual([kept]);
     // what is left holds no alarm that could bring it back
-    expect(await fireAlarm(runStub(runId))).toBe(false);
+    expect(await fireAlarm(runId)).toBe(false);
   });
 
   it("deletes failed and cancelled runs too", async () => {
@@ -148,12 +147,12 @@ describe("retention (SPEC 8.3): the run's own alarm deletes a final run", () => 
     const runId = await created(passPlan({ tags, config: { retentionDays: 2 } }));
     expect((await drive(runId)).status).toBe("completed");
     await advanceClock(runId, 2 * DAY_MS - 60_000);
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await status(runId)).status).toBe("completed");
     expect(await listedIds({ tag })).toEqual([runId]);
 
     await advanceClock(runId, 60_000);
-    expect(await fireAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     await expectForgotten(runId);
     expect(await listedIds({ tag })).toEqual([]);
   });
@@ -162,10 +161,10 @@ describe("retention (SPEC 8.3): the run's own alarm deletes a final run", () => 
     const runId = await created(failingPlan());
     expect((await drive(runId)).status).toBe("failed");
     await advanceClock(runId, 29 * DAY_MS);
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await status(runId)).status).toBe("failed");
     await advanceClock(runId, DAY_MS);
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await api(`/v1/runs/${runId}`)).status).toBe(404);
   });
 
@@ -176,7 +175,7 @@ describe("retention (SPEC 8.3): the run's own alarm deletes a final run", () => 
     });
     expect((await drive(runId, 2)).status).toBe("running");
     await advanceClock(runId, 200 * DAY_MS);
-    expect(await fireAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     expect((await status(runId)).status).toBe("running");
   });
 
@@ -193,10 +192,10 @@ describe("retention (SPEC 8.3): the run's own alarm deletes a final run", () => 
     expect((await drive(runId)).status).toBe("failed");
     // a day after the first end, but not after the second
     await advanceClock(runId, 20 * 3_600_000);
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await status(runId)).status).toBe("failed");
     await advanceClock(runId, 5 * 3_600_000);
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await api(`/v1/runs/${runId}`)).status).toBe(404);
   });
 });

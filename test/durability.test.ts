@@ -4,56 +4,28 @@
  * the interrupted attempt is failed as `interrupted` and retried with the same
  * Idempotency-Key, and a run with work left always has an alarm set.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunObject } from "../durable-objects/run-object";
-import { DAY_MS } from "../src/engine/retention";
-import { api, drive, runStub, status, submit, unique, upstreamCalls, upstreamUrl } from "./helpers";
-import { abortObject } from "./flow-helpers";
+import { api, byId, started, status, stepDetail, submit } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, runAlarm, runStub, until } from "./helpers";
+import { script, unique, upstreamCalls } from "./helpers";
 
-const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
-
-async function start(plan: unknown): Promise<string> {
-  const { res, body } = await submit(plan);
-  expect(res.status, JSON.stringify(body)).toBe(202);
-  return body.runId;
-}
-
-async function stepDetail(runId: string, stepId: string): Promise<any> {
-  const res = await api(`/v1/runs/${runId}/steps/${stepId}`);
-  expect(res.status).toBe(200);
-  return res.json();
-}
-
-async function storedAlarm(runId: string): Promise<number | null> {
-  return runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm());
-}
-
-/** Step statuses straight from the Durable Object's SQLite (works while an iteration is in flight). */
-async function storedStepStatus(runId: string): Promise<Record<string, string>> {
-  return runInDurableObject(runStub(runId), (_, state) => {
-    const rows = state.storage.sql
-      .exec<{ id: string; status: string }>("SELECT id, status FROM steps ORDER BY idx")
-      .toArray();
-    return Object.fromEntries(rows.map((r) => [r.id, r.status]));
-  });
-}
-
-/** Polls the stored state (bounded) until `stepId` is `running`, i.e. its attempt is in flight. */
-async function untilRunning(runId: string, stepId: string, tries = 200): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if ((await storedStepStatus(runId))[stepId] === "running") return;
-    await scheduler.wait(10);
-  }
-  throw new Error(
-    `step ${stepId} never became running: ${JSON.stringify(await storedStepStatus(runId))}`,
+/** Step statuses by id, from the API (it answers while an iteration is in flight). */
+async function stepStatuses(runId: string): Promise<Record<string, string>> {
+  return Object.fromEntries(
+    Object.entries(byId(await status(runId))).map(([id, s]) => [id, s.status]),
   );
+}
+
+/** Waits (bounded) until `stepId` is `running`, i.e. its attempt is in flight. */
+async function untilRunning(runId: string, stepId: string): Promise<void> {
+  await until(async () => (await stepStatuses(runId))[stepId] === "running", `${stepId} runs`);
 }
 
 describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
   it("resumes the run: succeeded steps are not called again, the interrupted one is retried with the same key", async () => {
     const key = unique("dur");
-    const runId = await start({
+    const runId = await started({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
         {
@@ -66,21 +38,17 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
         { id: "c", tool: "http", params: { url: script(`${key}-c`) }, dependsOn: ["b"] },
       ],
     });
-    const stub = runStub(runId);
 
     // One iteration, not awaited: it runs `a`, then starts `b` and waits on it.
-    const inFlight = runDurableObjectAlarm(stub).then(
-      () => "settled",
-      () => "rejected",
-    );
+    const inFlight = alarmInBackground(runId);
     await untilRunning(runId, "b");
-    expect((await storedStepStatus(runId)).a).toBe("succeeded");
+    expect((await stepStatuses(runId)).a).toBe("succeeded");
     await abortObject(runId);
     await inFlight;
 
     // The attempt was recorded as started before the call; the run still has an alarm.
-    expect((await storedStepStatus(runId)).b).toBe("running");
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect((await stepStatuses(runId)).b).toBe("running");
+    expect(await alarmAt(runId)).not.toBeNull();
 
     const final = await drive(runId);
     expect(final.status).toBe("completed");
@@ -112,7 +80,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
 
   it("an interrupted attempt counts against maxRetries", async () => {
     const key = unique("dur-max");
-    const runId = await start({
+    const runId = await started({
       steps: [
         {
           id: "b",
@@ -122,10 +90,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
         },
       ],
     });
-    const inFlight = runDurableObjectAlarm(runStub(runId)).then(
-      () => "settled",
-      () => "rejected",
-    );
+    const inFlight = alarmInBackground(runId);
     await untilRunning(runId, "b");
     await abortObject(runId);
     await inFlight;
@@ -145,7 +110,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
 describe("alarm() is idempotent (SPEC 5.5)", () => {
   it("firing the alarm again after completion runs nothing and changes nothing", async () => {
     const key = unique("idem");
-    const runId = await start({
+    const runId = await started({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
         { id: "b", tool: "http", params: { url: script(`${key}-b`) }, dependsOn: ["a"] },
@@ -155,9 +120,8 @@ describe("alarm() is idempotent (SPEC 5.5)", () => {
     expect(final.status).toBe("completed");
     const before = await status(runId);
 
-    const stub = runStub(runId);
-    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
-    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+    await runAlarm(runId);
+    await runAlarm(runId);
 
     expect(await upstreamCalls(`/script/${key}-a`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-b`)).toHaveLength(1);
@@ -169,7 +133,7 @@ describe("alarm() is idempotent (SPEC 5.5)", () => {
 
   it("firing the alarm twice while a retry is pending does not re-run a succeeded step", async () => {
     const key = unique("idem-mid");
-    const runId = await start({
+    const runId = await started({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
         {
@@ -179,10 +143,9 @@ describe("alarm() is idempotent (SPEC 5.5)", () => {
         },
       ],
     });
-    const stub = runStub(runId);
-    await runDurableObjectAlarm(stub);
-    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
-    await runInDurableObject(stub, (instance: RunObject) => instance.alarm());
+    await fireAlarm(runId);
+    await runAlarm(runId);
+    await runAlarm(runId);
 
     expect(await upstreamCalls(`/script/${key}-a`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-b`)).toHaveLength(1);
@@ -194,16 +157,16 @@ describe("alarm() is idempotent (SPEC 5.5)", () => {
 
 describe("a run with work left always has an alarm (SPEC 5.5)", () => {
   it("creating a run sets an alarm", async () => {
-    const runId = await start({ steps: [{ id: "a", tool: "pass", params: { value: 1 } }] });
-    const alarm = await storedAlarm(runId);
+    const runId = await started({ steps: [{ id: "a", tool: "pass", params: { value: 1 } }] });
+    const alarm = await alarmAt(runId);
     expect(alarm).not.toBeNull();
     expect(alarm!).toBeLessThanOrEqual(Date.now() + 1000);
     expect((await status(runId)).status).toBe("pending");
   });
 
-  it("a scheduled retry keeps an alarm at its due time; a finished run only its retention's", async () => {
+  it("a scheduled retry keeps an alarm at its due time; a finished run keeps none", async () => {
     const key = unique("alarm-retry");
-    const runId = await start({
+    const runId = await started({
       steps: [
         {
           id: "s",
@@ -213,38 +176,29 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
         },
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     const s = await stepDetail(runId, "s");
     expect(s.status).toBe("retrying");
-    expect(await storedAlarm(runId)).toBe(Date.parse(s.nextAttemptAt));
+    expect(await alarmAt(runId)).toBe(Date.parse(s.nextAttemptAt));
 
-    await runInDurableObject(runStub(runId), (_, state) => {
-      state.storage.sql.exec(
-        "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
-        Date.now(),
-      );
-    });
-    const done = await drive(runId);
-    expect(done.status).toBe("completed");
-    // what is left is the end of its retention (SPEC 8.3)
-    expect(await storedAlarm(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
+    await advanceToAlarm(runId);
+    expect((await drive(runId)).status).toBe("completed");
+    expect(await alarmAt(runId)).toBeNull();
   });
 
   it("while an attempt is in flight the alarm is set (a lease), so a crash resumes the run", async () => {
     const key = unique("alarm-lease");
-    const runId = await start({
+    const runId = await started({
       steps: [{ id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=300") } }],
     });
-    const inFlight = runDurableObjectAlarm(runStub(runId));
+    const inFlight = fireAlarm(runId);
     await untilRunning(runId, "b");
-    const lease = await storedAlarm(runId);
+    const lease = await alarmAt(runId);
     expect(lease).not.toBeNull();
     expect(lease!).toBeGreaterThan(Date.now());
     await inFlight;
-    await runStub(runId).drained(); // the listing update sent beside the run
-    const done = await status(runId);
-    expect(done.status).toBe("completed");
-    expect(await storedAlarm(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
+    expect((await status(runId)).status).toBe("completed");
+    expect(await alarmAt(runId)).toBeNull();
   });
 });
 
@@ -263,25 +217,13 @@ describe("completing a step writes only that step's rows (SPEC 5.5)", () => {
     });
     expect(res.status).toBe(202);
     const runId = body.runId as string;
-    await runInDurableObject(runStub(runId), (_, state) => {
-      state.storage.sql.exec("CREATE TABLE step_updates (idx INTEGER)");
-      state.storage.sql.exec(
-        "CREATE TRIGGER count_step_updates AFTER UPDATE ON steps BEGIN INSERT INTO step_updates VALUES (NEW.idx); END",
-      );
-    });
+    await runStub(runId).countStepRowUpdates();
     expect(
       (await api(`/v1/runs/${runId}/approve`, { method: "POST", body: '{"approved":true}' }))
         .status,
     ).toBe(200);
     expect((await drive(runId)).status).toBe("completed");
-    return runInDurableObject(runStub(runId), (_, state) =>
-      Array.from(
-        { length: n },
-        (_, i) =>
-          state.storage.sql.exec("SELECT COUNT(*) AS c FROM step_updates WHERE idx = ?", i).one()
-            .c as number,
-      ),
-    );
+    return runStub(runId).stepRowUpdates();
   }
 
   it("each step row is updated the same few times, however many steps the plan has", async () => {
@@ -308,11 +250,7 @@ describe("a plan larger than one stored value (Durable Object values hold at mos
     const { res, body } = await submit({ steps });
     expect(res.status).toBe(202);
     const runId = body.runId as string;
-    const parts = await runInDurableObject(
-      runStub(runId),
-      (_, state) =>
-        state.storage.sql.exec("SELECT COUNT(*) AS n FROM plan_parts").one().n as number,
-    );
+    const parts = await runStub(runId).planParts();
     expect(parts).toBeGreaterThan(1);
     await abortObject(runId); // the next alarm reads the plan from storage, not from memory
     expect((await drive(runId)).status).toBe("completed");

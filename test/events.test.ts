@@ -3,9 +3,10 @@
  * `next`) and as an SSE stream (`id:` = seq, `Last-Event-ID`, closes once the run is final
  * and every event was sent).
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, drive, execute, runStub, status, submit, unique, upstreamUrl } from "./helpers";
+import { api, execute, status, submit } from "./helpers";
+import { advanceToAlarm, drive, fireAlarm } from "./helpers";
+import { unique, upstreamUrl } from "./helpers";
 
 interface SseEvent {
   id: string | undefined;
@@ -96,19 +97,9 @@ function plan() {
   };
 }
 
-/** Makes every scheduled retry due now (the stored row is the timer), without sleeping. */
-async function makeRetriesDue(runId: string): Promise<void> {
-  await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec(
-      "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
-      Date.now(),
-    );
-  });
-}
-
 /**
  * An `http` step `s` whose upstream answers 500 twice: attempt 1 schedules a retry (a minute
- * away, so workerd never fires it by itself), attempt 2 is the last and fails the step.
+ * away), attempt 2 is the last and fails the step.
  * Returns the run and the step's status entry while it waited for the retry.
  */
 async function retriedThenFailedRun(): Promise<{ runId: string; retrying: any }> {
@@ -125,10 +116,10 @@ async function retriedThenFailedRun(): Promise<{ runId: string; retrying: any }>
   });
   expect(res.status).toBe(202);
   const runId = body.runId as string;
-  await runDurableObjectAlarm(runStub(runId));
+  await fireAlarm(runId);
   const retrying = (await status(runId)).steps[0];
   expect(retrying.status).toBe("retrying");
-  await makeRetriesDue(runId);
+  await advanceToAlarm(runId);
   expect((await drive(runId)).status).toBe("failed");
   return { runId, retrying };
 }
@@ -320,6 +311,21 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect(union).toEqual(full);
   });
 
+  it("answers 204 once a final run has nothing left to send, so an EventSource stops reconnecting", async () => {
+    const runId = await finishedRun();
+    const last = (await allEvents(runId)).at(-1).seq;
+    for (const res of [
+      await sse(runId, { "last-event-id": String(last) }),
+      await sse(runId, {}, `?after=${last}`),
+    ]) {
+      expect(res.status).toBe(204);
+      expect(await res.text()).toBe("");
+    }
+    // One event short of the end, the stream still carries it.
+    const rest = parseSse(await (await sse(runId, { "last-event-id": String(last - 1) })).text());
+    expect(rest.map((m) => Number(m.id))).toEqual([last]);
+  });
+
   it("takes ?after= when there is no Last-Event-ID", async () => {
     const runId = await finishedRun();
     const full = await allEvents(runId);
@@ -379,7 +385,7 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     });
     expect(res.status).toBe(202);
     const runId = body.runId as string;
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await status(runId)).status).toBe("running");
 
     const first = (await sse(runId)).body!.getReader();
@@ -397,7 +403,7 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     );
     expect((await status(runId)).status).toBe("running");
 
-    await makeRetriesDue(runId);
+    await advanceToAlarm(runId);
     expect((await drive(runId)).status).toBe("completed");
     text = await readToEnd(second, text);
 

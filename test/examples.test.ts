@@ -10,6 +10,7 @@ import chain from "../examples/04-three-level-chain.json";
 import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
+import retry from "../examples/retry.json";
 import { api, execute, results, runCalls } from "./helpers";
 import { domainResponse } from "./upstream/data";
 
@@ -37,6 +38,7 @@ describe("examples/*.json", () => {
     ["05-mixed", mixed],
     ["partial-failure", partialFailure],
     ["fail-fast", failFast],
+    ["retry", retry],
   ])("%s passes POST /v1/plans/validate", async (_, plan) => {
     const res = await api("/v1/plans/validate", {
       method: "POST",

@@ -5,10 +5,9 @@
  * `Retry-After` of 300 years made `setAlarm` throw at the end of every alarm, so the run
  * was left without an alarm (SPEC 5.5) and the error repeated.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, drive, runStub, submit, unique, upstreamUrl } from "./helpers";
-import { byId, expectReadable, sql, started, stepDetail, storedAlarm } from "./flow-helpers";
+import { alarmAt, api, byId, drive, expectReadable, fireAlarm, runStub } from "./helpers";
+import { started, stepDetail, submit, unique, upstreamUrl } from "./helpers";
 
 const DAY = 86_400_000;
 const MAX_WAIT_MS = 365 * DAY;
@@ -18,7 +17,7 @@ const waitStep = (params: Record<string, unknown>) => ({ id: "nap", tool: "wait"
 
 /** The alarm is set, and no further than 365 days (plus a little slack for the test's own time). */
 async function expectSaneAlarm(runId: string): Promise<void> {
-  const at = await storedAlarm(runId);
+  const at = await alarmAt(runId);
   expect(at).not.toBeNull();
   expect(at!).toBeLessThanOrEqual(Date.now() + MAX_WAIT_MS + 60_000);
 }
@@ -81,9 +80,9 @@ describe("wait at run time", () => {
       input: { when: when.toISOString() },
       steps: [waitStep({ until: "${input.when}" })],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect(byId(await (await api(`/v1/runs/${runId}`)).json()).nap.status).toBe("waiting");
-    expect(await storedAlarm(runId)).toBe(when.getTime());
+    expect(await alarmAt(runId)).toBe(when.getTime());
   });
 });
 
@@ -99,7 +98,7 @@ describe("Retry-After far in the future", () => {
     const runId = await started({
       steps: [{ id: "s", tool: "http", params: { url: `${upstreamUrl}/script/${key}?${q}` } }],
     });
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await stepDetail(runId, "s");
     expect(s.status).toBe("retrying");
     const next = Date.parse(s.nextAttemptAt);
@@ -108,7 +107,7 @@ describe("Retry-After far in the future", () => {
     await expectSaneAlarm(runId);
     await expectReadable(runId, ["s"]);
     // A second alarm (early) neither throws nor loses the alarm.
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     await expectSaneAlarm(runId);
   });
 });
@@ -116,13 +115,10 @@ describe("Retry-After far in the future", () => {
 describe("a due time past what the alarm accepts (stored by an earlier version)", () => {
   it("is clamped when the alarm is set: the run keeps an alarm and still finishes", async () => {
     const runId = await started({ steps: [waitStep({ ms: 600_000 })] });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     // What a wait until 9999 stored before the limit existed: no typed seam writes it any more.
-    await sql(
-      runId,
-      `UPDATE steps SET next_attempt_at = ${Date.parse(YEAR_9999)} WHERE id = 'nap'`,
-    );
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    await runStub(runId).storeAsEarlierVersion("nap", { nextAttemptAt: Date.parse(YEAR_9999) });
+    expect(await fireAlarm(runId)).toBe(true);
     await expectSaneAlarm(runId);
     expect(byId(await (await api(`/v1/runs/${runId}`)).json()).nap.status).toBe("waiting");
     expect((await api(`/v1/runs/${runId}/cancel`, { method: "POST" })).status).toBe(200);

@@ -3,23 +3,40 @@
  * `${index}`, at most `maxConcurrency` items in flight, each item its own attempt series
  * (own Idempotency-Key, own retries); `data` is the item data in item order.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { drive, runCalls, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
-import {
-  abortObject,
-  alarmInBackground,
-  byId,
-  post,
-  rows,
-  sql,
-  started,
-  stepDetail,
-  storedAlarm,
-  until,
-} from "./flow-helpers";
+import { byId, post, started, status, stepDetail } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, runStub, until } from "./helpers";
+import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
-const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+/** Item queries for `scriptedEach`: the upstream's answers (and delay) come from the item. */
+const PLAN = { plan: "${item}" };
+const PLAN_AND_DELAY = { plan: "${item.plan}", delay: "${item.delay}" };
+/** An item for PLAN_AND_DELAY: the upstream answers `plan` after `delay` ms. */
+const scripted = (plan: string, delay: number) => ({ plan, delay });
+
+/** Starts a run of one forEach `pass` step `each` whose items' outputs are the items. */
+const passEach = (forEach: unknown[]) =>
+  started({ steps: [{ id: "each", tool: "pass", forEach, params: { value: "${item}" } }] });
+
+/** A forEach `http` step `each` over `forEach`, each item calling with `params`. */
+function httpEach(
+  forEach: unknown,
+  params: Record<string, unknown>,
+  more: Record<string, unknown> = {},
+) {
+  return { id: "each", tool: "http", forEach, params, ...more };
+}
+
+/** A forEach `http` step `each` whose item k calls `/script/<key>-<k>` with `query` (templates of the item). */
+function scriptedEach(
+  key: string,
+  forEach: unknown[],
+  query: Record<string, string>,
+  more: Record<string, unknown> = {},
+) {
+  return httpEach(forEach, { url: script(`${key}-\${index}`), query }, more);
+}
 
 /** The largest number of logged calls whose [at, endedAt] intervals overlap at one instant. */
 function maxOverlap(calls: { at: number; endedAt: number }[]): number {
@@ -206,13 +223,11 @@ describe("forEach: concurrency and keys", () => {
     const tag = unique("fe-conc");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [0, 1, 2, 3, 4, 5],
-          maxConcurrency: 2,
-          params: { url: `${upstreamUrl}/work`, query: { ms: 120, tag, i: "${index}" } },
-        },
+        httpEach(
+          [0, 1, 2, 3, 4, 5],
+          { url: `${upstreamUrl}/work`, query: { ms: 120, tag, i: "${index}" } },
+          { maxConcurrency: 2 },
+        ),
       ],
     });
     expect((await drive(runId)).status).toBe("completed");
@@ -266,15 +281,7 @@ describe("forEach: failures", () => {
   it("an item that fails once retries on its own, with the same key; the others run once", async () => {
     const key = unique("fe-retry");
     const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: ["200", "503,200", "200"],
-          retry: { baseDelayMs: 0 },
-          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
-        },
-      ],
+      steps: [scriptedEach(key, ["200", "503,200", "200"], PLAN, { retry: { baseDelayMs: 0 } })],
     });
     const s = await drive(runId);
     expect(s.status).toBe("completed");
@@ -296,19 +303,11 @@ describe("forEach: failures", () => {
     const key = unique("fe-fail");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [
-            { plan: "404", delay: 0 },
-            { plan: "200", delay: 200 },
-            { plan: "200", delay: 300 },
-          ],
-          params: {
-            url: script(`${key}-\${index}`),
-            query: { plan: "${item.plan}", delay: "${item.delay}" },
-          },
-        },
+        scriptedEach(
+          key,
+          [scripted("404", 0), scripted("200", 200), scripted("200", 300)],
+          PLAN_AND_DELAY,
+        ),
         { id: "after", tool: "pass", params: { value: "${steps.each.data}" } },
         { id: "other", tool: "pass", params: { value: 1 } },
       ],
@@ -333,10 +332,7 @@ describe("forEach: failures", () => {
     // the succeeded items were called once each and their data is stored
     expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-2`)).toHaveLength(1);
-    const items = await rows(
-      runId,
-      "SELECT item_index, status, data FROM items ORDER BY item_index",
-    );
+    const items: any[] = await runStub(runId).itemRows();
     expect(items.map((r) => r.status)).toEqual(["failed", "succeeded", "succeeded"]);
     expect(JSON.parse(items[1].data)).toMatchObject({ status: 200 });
   });
@@ -345,13 +341,7 @@ describe("forEach: failures", () => {
     const key = unique("fe-exhaust");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: ["200", "500"],
-          retry: { maxRetries: 2, baseDelayMs: 0 },
-          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
-        },
+        scriptedEach(key, ["200", "500"], PLAN, { retry: { maxRetries: 2, baseDelayMs: 0 } }),
       ],
     });
     const s = await drive(runId);
@@ -365,24 +355,19 @@ describe("forEach: failures", () => {
     const key = unique("fe-later");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: ["200", "503,200"],
+        scriptedEach(key, ["200", "503,200"], PLAN, {
           retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: "none" },
-          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
-        },
+        }),
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     let each = byId(await status(runId)).each;
     expect(each.status).toBe("retrying");
     expect(Date.parse(each.nextAttemptAt)).toBeGreaterThan(Date.now() + 500_000); // no wall-clock retry during the test
     expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 0, running: 0 });
-    expect(await storedAlarm(runId)).toBe(Date.parse(each.nextAttemptAt));
+    expect(await alarmAt(runId)).toBe(Date.parse(each.nextAttemptAt));
 
-    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await advanceToAlarm(runId);
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     each = await stepDetail(runId, "each");
@@ -394,25 +379,14 @@ describe("forEach: failures", () => {
     const key = unique("fe-round");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [
-            { plan: "200", delay: 0 },
-            { plan: "503,200", delay: 300 },
-          ],
+        scriptedEach(key, [scripted("200", 0), scripted("503,200", 300)], PLAN_AND_DELAY, {
           retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: "none" },
-          params: {
-            url: script(`${key}-\${index}`),
-            query: { plan: "${item.plan}", delay: "${item.delay}" },
-          },
-        },
+        }),
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect(byId(await status(runId)).each.status).toBe("retrying");
-    await sql(runId, "UPDATE items SET next_attempt_at = 0 WHERE status = 'retrying'");
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
+    await advanceToAlarm(runId);
     const inFlight = alarmInBackground(runId);
     let each: any;
     await until(async () => {
@@ -428,13 +402,11 @@ describe("forEach: failures", () => {
     const key = unique("fe-ff");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [0, 1, 2, 3],
-          maxConcurrency: 2,
-          params: { url: script(`${key}-\${index}`, "?delay=300") },
-        },
+        httpEach(
+          [0, 1, 2, 3],
+          { url: script(`${key}-\${index}`, "?delay=300") },
+          { maxConcurrency: 2 },
+        ),
         {
           id: "boom",
           tool: "http",
@@ -457,14 +429,11 @@ describe("forEach: failures", () => {
   it("cancelling the run aborts the items in flight; the step is cancelled", async () => {
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [0, 1, 2],
-          maxConcurrency: 2,
-          params: { url: `${upstreamUrl}/hang`, query: { i: "${index}" } },
-          timeoutMs: 600_000,
-        },
+        httpEach(
+          [0, 1, 2],
+          { url: `${upstreamUrl}/hang`, query: { i: "${index}" } },
+          { maxConcurrency: 2, timeoutMs: 600_000 },
+        ),
       ],
     });
     const inFlight = alarmInBackground(runId);
@@ -492,14 +461,7 @@ describe("forEach: failures", () => {
   it("redrive (POST /retry) re-runs the failed items and keeps the succeeded ones", async () => {
     const key = unique("fe-redrive");
     const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: ["200", "404,200"],
-          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
-        },
-      ],
+      steps: [scriptedEach(key, ["200", "404,200"], PLAN)],
     });
     expect((await drive(runId)).status).toBe("failed");
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
@@ -517,13 +479,9 @@ describe("forEach: redrive and the retry policy", () => {
     const key = unique("fe-redrive-budget");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: ["503,503,503,200"],
+        scriptedEach(key, ["503,503,503,200"], PLAN, {
           retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 },
-          params: { url: script(`${key}-\${index}`), query: { plan: "${item}" } },
-        },
+        }),
       ],
     });
     expect((await drive(runId)).status).toBe("failed");
@@ -549,15 +507,7 @@ describe("forEach: status views", () => {
 
   it("shows running items while the fan-out is in flight", async () => {
     const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [0, 1, 2],
-          maxConcurrency: 2,
-          params: { url: `${upstreamUrl}/delay/400` },
-        },
-      ],
+      steps: [httpEach([0, 1, 2], { url: `${upstreamUrl}/delay/400` }, { maxConcurrency: 2 })],
     });
     const inFlight = alarmInBackground(runId);
     let seen: any;
@@ -619,24 +569,18 @@ describe("forEach: scale and durability", () => {
     const key = unique("fe-dur");
     const runId = await started({
       steps: [
-        {
-          id: "each",
-          tool: "http",
-          forEach: [0, 0, 400, 400],
-          retry: { baseDelayMs: 0 },
-          params: { url: script(`${key}-\${index}`), query: { delay: "${item}" } },
-        },
+        scriptedEach(key, [0, 0, 400, 400], { delay: "${item}" }, { retry: { baseDelayMs: 0 } }),
         { id: "after", tool: "pass", params: { value: "${steps.each.data.*.call}" } },
       ],
     });
     const inFlight = alarmInBackground(runId);
     await until(async () => {
-      const items = await rows(runId, "SELECT status FROM items ORDER BY item_index");
+      const items = await runStub(runId).itemRows();
       return items.map((r) => r.status).join() === "succeeded,succeeded,running,running";
     }, "items 0 and 1 succeeded while 2 and 3 are in flight");
     await abortObject(runId);
     await inFlight;
-    expect(await storedAlarm(runId)).not.toBeNull();
+    expect(await alarmAt(runId)).not.toBeNull();
 
     const s = await drive(runId);
     expect(s.status).toBe("completed");
@@ -663,16 +607,7 @@ describe("forEach: output size", () => {
   const MAX_OUTPUT_BYTES = 262_144;
 
   it("an item whose output is larger than MAX_OUTPUT_BYTES fails as output_too_large and is not stored", async () => {
-    const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "pass",
-          forEach: ["small", "x".repeat(MAX_OUTPUT_BYTES)],
-          params: { value: "${item}" },
-        },
-      ],
-    });
+    const runId = await passEach(["small", "x".repeat(MAX_OUTPUT_BYTES)]);
     const s = await drive(runId);
     const each = byId(s).each;
     expect(each.status).toBe("failed");
@@ -682,7 +617,7 @@ describe("forEach: output size", () => {
     expect(detail.attemptLog.filter((a: any) => a.item === 1)).toEqual([
       expect.objectContaining({ item: 1, attempt: 1, category: "output_too_large" }),
     ]);
-    const items = await rows(runId, "SELECT status, data FROM items ORDER BY item_index");
+    const items = await runStub(runId).itemRows();
     expect(items).toEqual([
       { status: "succeeded", data: '"small"' },
       { status: "failed", data: null },
@@ -717,16 +652,7 @@ describe("forEach: output size", () => {
     // ["é…","x…"]: 2 brackets + 1 comma + 2×2 quotes + 2 bytes per é + 1 per x
     const e = 100_000;
     const x = MAX_OUTPUT_BYTES - 7 - 2 * e;
-    const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "pass",
-          forEach: ["é".repeat(e), "x".repeat(x)],
-          params: { value: "${item}" },
-        },
-      ],
-    });
+    const runId = await passEach(["é".repeat(e), "x".repeat(x)]);
     expect((await drive(runId)).status).toBe("completed");
     const data = (await stepDetail(runId, "each")).data;
     expect(new TextEncoder().encode(JSON.stringify(data)).byteLength).toBe(MAX_OUTPUT_BYTES);
@@ -735,16 +661,7 @@ describe("forEach: output size", () => {
   it("the total counts UTF-8 bytes exactly: one byte over MAX_OUTPUT_BYTES fails the step", async () => {
     const e = 100_000;
     const x = MAX_OUTPUT_BYTES - 7 - 2 * e + 1;
-    const runId = await started({
-      steps: [
-        {
-          id: "each",
-          tool: "pass",
-          forEach: ["é".repeat(e), "x".repeat(x)],
-          params: { value: "${item}" },
-        },
-      ],
-    });
+    const runId = await passEach(["é".repeat(e), "x".repeat(x)]);
     const each = byId(await drive(runId)).each;
     expect(each.status).toBe("failed");
     expect(each.error.message).toBe(

@@ -1,9 +1,21 @@
-/** Shared test helpers: call the Worker, drive a run's alarms, read the upstream's call log. */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+/**
+ * The workers tests' helpers, in one module: call the Worker, start runs, read them through
+ * the public API, drive their alarms and clock through TestRunObject's seams
+ * (test/support/test-run-object.ts), and read the loopback upstream's call log.
+ *
+ * Nothing here races workerd: the test Worker's RunObject has a virtual alarm that only these
+ * helpers fire, so a run moves only when a test moves it.
+ */
 import { env, exports } from "cloudflare:workers";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
+import type { TestRunObject } from "./support/test-run-object";
 
 export const upstreamUrl = inject("upstreamUrl");
+
+/** The upstream's programmable endpoint: `/script/<key>` answers as `?plan=` says (test/upstream). */
+export const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+
+// ---- the API ----
 
 export async function api(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(`http://edgestep.test${path}`, init));
@@ -18,76 +30,118 @@ export async function submit(plan: unknown, headers: Record<string, string> = {}
   return { res, body: (await res.json()) as any };
 }
 
-export function runStub(runId: string) {
-  return env.RUNS.get(env.RUNS.idFromName(runId));
+/** Submits a plan that must be accepted (202); its answer `{ runId, status }`. */
+export async function start(plan: unknown): Promise<{ runId: string; status: string }> {
+  const { res, body } = await submit(plan);
+  expect(res.status, JSON.stringify(body)).toBe(202);
+  return body;
+}
+
+/** Submits a plan that must be accepted (202); its run id. */
+export async function started(plan: unknown): Promise<string> {
+  return (await start(plan)).runId;
+}
+
+/** POSTs a JSON body (or none) to `path`. */
+export async function post(path: string, body?: unknown): Promise<{ res: Response; body: any }> {
+  const res = await api(path, {
+    method: "POST",
+    ...(body !== undefined && {
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  });
+  return { res, body: await res.json() };
 }
 
 export async function status(runId: string): Promise<any> {
   return (await api(`/v1/runs/${runId}`)).json();
 }
 
+export async function stepDetail(runId: string, stepId: string): Promise<any> {
+  const res = await api(`/v1/runs/${runId}/steps/${stepId}`);
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+export async function results(runId: string): Promise<any[]> {
+  return (await api(`/v1/runs/${runId}/results`)).json();
+}
+
+/** The run's whole event log (one page of up to 1,000). */
+export async function events(runId: string): Promise<any[]> {
+  return ((await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any).events;
+}
+
+export async function eventTypes(runId: string): Promise<string[]> {
+  return (await events(runId)).map((e) => e.type);
+}
+
+/** A status's steps by id. */
+export function byId(s: any): Record<string, any> {
+  return Object.fromEntries(s.steps.map((st: any) => [st.id, st]));
+}
+
+// ---- the run's Durable Object: alarm, clock, restarts ----
+
+/** The test Worker's run objects are TestRunObjects (test/support/worker.ts, vitest.config.ts). */
+const runs = env.RUNS as unknown as DurableObjectNamespace<TestRunObject>;
+
+export function runStub(runId: string) {
+  return runs.get(runs.idFromName(runId));
+}
+
+/**
+ * Fires the run's alarm now, whatever its time, and waits for the webhook deliveries it
+ * started beside the run; false (nothing ran) when none is set.
+ */
+export async function fireAlarm(runId: string): Promise<boolean> {
+  return runStub(runId).fireAlarm();
+}
+
+/** Fires the run's alarm without waiting for the webhook deliveries it started beside the run. */
+export async function fireAlarmOnly(runId: string): Promise<boolean> {
+  return runStub(runId).fireAlarm({ deliveries: false });
+}
+
+/** Runs the run's `alarm()` whether or not an alarm is set (a duplicate or stale delivery). */
+export async function runAlarm(runId: string): Promise<void> {
+  await runStub(runId).runAlarm();
+}
+
+/** When the run's alarm is set for; null when none is. */
+export async function alarmAt(runId: string): Promise<number | null> {
+  return runStub(runId).alarmAt();
+}
+
+/** Moves the run's clock `ms` forward (timers, retries and deliveries due by then become due). */
+export async function advanceClock(runId: string, ms: number): Promise<number> {
+  return runStub(runId).advanceClock(ms);
+}
+
+/** Moves the run's clock to its alarm's time, so what the alarm points at is due. */
+export async function advanceToAlarm(runId: string): Promise<number | null> {
+  return runStub(runId).advanceToAlarm();
+}
+
 const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
 
 /**
- * Fires the run's alarms (without waiting for their time) until it ends or `max` alarms ran.
- * workerd also fires due alarms by itself: when one of those is running an iteration, wait
- * for it instead of mistaking "no alarm left to fire" for "the run is idle".
+ * Fires the run's alarm (early: the clock does not move) until the run is final or paused,
+ * no alarm is set, or `max` alarms ran; the run's status then.
  */
 export async function drive(runId: string, max = 50): Promise<any> {
-  const stub = runStub(runId);
   for (let i = 0; i < max; i++) {
-    const ran = await fireAlarm(stub);
-    const wasLive = await awaitLiveIteration(stub);
+    const fired = await fireAlarm(runId);
     const s = await status(runId);
-    if (FINAL.has(s.status)) return s;
-    if (!ran && !wasLive && !(await alarmInTransit(stub, s.status))) return status(runId);
+    if (FINAL.has(s.status) || !fired) return s;
   }
   return status(runId);
 }
 
-/**
- * A running (or pending) run always has an alarm set or an iteration live. When it seems to
- * have neither, workerd has taken its alarm and is about to call alarm(): wait (bounded)
- * until that shows. True when it did.
- */
-async function alarmInTransit(
-  stub: ReturnType<typeof runStub>,
-  runStatus: string,
-): Promise<boolean> {
-  if (runStatus !== "running" && runStatus !== "pending") return false;
-  // Up to 5 s: on a loaded machine (CI, parallel test files) the delivery can lag.
-  for (let k = 0; k < 500; k++) {
-    await scheduler.wait(10);
-    const busy = await runInDurableObject(stub, async (instance, state) => {
-      const live =
-        (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone !== undefined;
-      return live || (await state.storage.getAlarm()) !== null;
-    });
-    if (busy) return true;
-  }
-  return false;
-}
-
-/** Waits for an iteration that a real (workerd-fired) alarm is running; true if there was one. */
-async function awaitLiveIteration(stub: ReturnType<typeof runStub>): Promise<boolean> {
-  const live = await runInDurableObject(stub, (instance) => {
-    const done = (instance as unknown as { iterationDone?: Promise<unknown> }).iterationDone;
-    return done
-      ? done.then(
-          () => true,
-          () => true,
-        )
-      : false;
-  });
-  if (live) await scheduler.wait(10); // let that alarm re-arm after its iteration
-  return live;
-}
-
-/** Fires the run's alarm (whatever its time) and waits for the deliveries it started beside the run. */
-export async function fireAlarm(stub: ReturnType<typeof runStub>): Promise<boolean> {
-  const ran = await runDurableObjectAlarm(stub);
-  await stub.drained();
-  return ran;
+/** Fires the run's alarm until none is set (webhook deliveries and compensations outlive the run), at most `max` times. */
+export async function settle(runId: string, max = 20): Promise<void> {
+  for (let i = 0; i < max && (await fireAlarm(runId)); i++);
 }
 
 /** Submits a plan and drives it to the end. */
@@ -97,13 +151,57 @@ export async function execute(plan: unknown, max?: number): Promise<any> {
   return drive(body.runId, max);
 }
 
-export async function results(runId: string): Promise<any[]> {
-  return (await api(`/v1/runs/${runId}/results`)).json();
+/** Fires the alarm once in the background (the caller inspects the run while it is in flight). */
+export function alarmInBackground(runId: string): Promise<"settled" | "rejected"> {
+  return fireAlarm(runId).then(
+    () => "settled" as const,
+    () => "rejected" as const,
+  );
 }
+
+/** Aborts the run's Durable Object instance: in-memory state is lost, storage (and the alarm) stay. */
+export async function abortObject(runId: string): Promise<void> {
+  const aborted = await runStub(runId)
+    .crash()
+    .then(
+      () => false,
+      () => true,
+    );
+  expect(aborted).toBe(true);
+}
+
+/** Polls (bounded, 10 ms apart) until `check` holds; `what` names the awaited state in the error. */
+export async function until(
+  check: () => Promise<boolean>,
+  what: string,
+  tries = 300,
+): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return;
+    await scheduler.wait(10);
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+// ---- the loopback upstream ----
 
 /** Calls the upstream received on paths starting with `prefix`. */
 export async function upstreamCalls(prefix: string): Promise<any[]> {
   return (await fetch(`${upstreamUrl}/_log?prefix=${encodeURIComponent(prefix)}`)).json();
+}
+
+/** Calls the upstream received from one run (by its `Idempotency-Key`) on paths starting with `prefix`. */
+export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
+  return (await upstreamCalls(prefix)).filter(
+    (c) => typeof c.idempotencyKey === "string" && c.idempotencyKey.startsWith(`${runId}:`),
+  );
+}
+
+/** Upstream calls on `prefix` whose JSON body names `runId` (the callback tool's POSTs). */
+export async function callsWithRun(prefix: string, runId: string): Promise<any[]> {
+  return (await upstreamCalls(prefix)).filter(
+    (c) => typeof c.body === "string" && c.body.includes(runId),
+  );
 }
 
 let counter = 0;
@@ -112,9 +210,18 @@ export function unique(label = "k"): string {
   return `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** Calls the upstream received from one run (by its `Idempotency-Key`) on paths starting with `prefix`. */
-export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
-  return (await upstreamCalls(prefix)).filter(
-    (c) => typeof c.idempotencyKey === "string" && c.idempotencyKey.startsWith(`${runId}:`),
-  );
+/** Every read of a run answers 200 with JSON: its status, results, events and the steps `stepIds`. */
+export async function expectReadable(runId: string, stepIds: string[]): Promise<void> {
+  const paths = [
+    "",
+    "/results",
+    "/events?limit=1000",
+    ...stepIds.map((id) => `/steps/${encodeURIComponent(id)}`),
+  ];
+  for (const path of paths) {
+    const res = await api(`/v1/runs/${runId}${path}`);
+    const text = await res.text();
+    expect(res.status, `GET /v1/runs/${runId}${path}: ${text.slice(0, 300)}`).toBe(200);
+    expect(() => JSON.parse(text)).not.toThrow();
+  }
 }

@@ -1,22 +1,12 @@
 /**
  * Run lifecycle (SPEC 5.1, 5.8, 6): bounded mode with pause and resume, the continuous
  * iteration limit, redrive (`POST /retry`) and cancel. Alarms are fired by the test, and
- * rows are made due through SQL: nothing here waits for wall-clock time.
+ * rows are made due by moving the run's clock: nothing here waits for wall-clock time.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  api,
-  drive,
-  execute,
-  runStub,
-  status,
-  submit,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
-import { post } from "./flow-helpers";
+import { api, eventTypes, execute, post, started, status } from "./helpers";
+import { advanceClock, advanceToAlarm, drive, fireAlarm, runAlarm, runStub } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 function chain(n: number, config: Record<string, unknown> = {}) {
   return {
@@ -31,32 +21,15 @@ function chain(n: number, config: Record<string, unknown> = {}) {
   };
 }
 
-async function submitted(plan: unknown): Promise<string> {
-  const { res, body } = await submit(plan);
-  expect(res.status).toBe(202);
-  return body.runId as string;
-}
-
-async function eventTypes(runId: string): Promise<string[]> {
-  const page = (await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any;
-  return page.events.map((e: any) => e.type);
-}
-
 function succeeded(s: any): string[] {
   return s.steps.filter((st: any) => st.status === "succeeded").map((st: any) => st.id);
-}
-
-async function sql(runId: string, query: string): Promise<void> {
-  await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec(query);
-  });
 }
 
 const bounded = (iterations: number) => ({ mode: { type: "bounded", iterations } });
 
 describe("bounded mode", () => {
   it("runs one wave per iteration and pauses after `iterations` iterations", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     const s = await drive(runId);
     expect(s.status).toBe("paused");
     expect(s.iterations).toBe(2);
@@ -65,8 +38,17 @@ describe("bounded mode", () => {
     expect(s.endedAt).toBeNull();
   });
 
+  it("pauses after `iterations` iterations even when the clock moves within an iteration", async () => {
+    const runId = await started(chain(5, bounded(2)));
+    await runStub(runId).tickClock();
+    const s = await drive(runId);
+    expect(s.status).toBe("paused");
+    expect(s.iterations).toBe(2);
+    expect(succeeded(s)).toEqual(["s0", "s1"]);
+  });
+
   it("records a run_paused event when it pauses", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
     const types = await eventTypes(runId);
     expect(types).toContain("run_paused");
@@ -75,29 +57,29 @@ describe("bounded mode", () => {
   });
 
   it("leaves no alarm set while paused", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(false);
+    expect(await fireAlarm(runId)).toBe(false);
     expect(succeeded(await status(runId))).toHaveLength(2);
   });
 
   it("reports iterationsRemaining: 0 when paused", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     const s = await drive(runId);
     expect(s.iterationsRemaining).toBe(0);
   });
 
   it("reports the iterations left before the first pause", async () => {
-    const runId = await submitted(chain(5, bounded(3)));
+    const runId = await started(chain(5, bounded(3)));
     expect((await status(runId)).iterationsRemaining).toBe(3);
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.status).toBe("running");
     expect(s.iterationsRemaining).toBe(2);
   });
 
   it("resume without a body grants the plan's `iterations` again, then the run completes", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
 
     const first = await post(`/v1/runs/${runId}/resume`);
@@ -116,7 +98,7 @@ describe("bounded mode", () => {
   });
 
   it("resume { iterations: 1 } advances by exactly one step", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
     const { res } = await post(`/v1/runs/${runId}/resume`, { iterations: 1 });
     expect(res.status).toBe(200);
@@ -127,7 +109,7 @@ describe("bounded mode", () => {
   });
 
   it("records run_resumed and then a second run_paused", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
     await post(`/v1/runs/${runId}/resume`, { iterations: 1 });
     await drive(runId);
@@ -138,7 +120,7 @@ describe("bounded mode", () => {
   });
 
   it("reports the granted iterations in iterationsRemaining after a resume", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
     await post(`/v1/runs/${runId}/resume`, { iterations: 3 });
     const s = await status(runId);
@@ -153,12 +135,12 @@ describe("bounded mode", () => {
     expect(completed.res.status).toBe(409);
     expect(completed.body.error.code).toBe("conflict");
 
-    const pending = await submitted(chain(2, bounded(1)));
+    const pending = await started(chain(2, bounded(1)));
     expect((await post(`/v1/runs/${pending}/resume`)).res.status).toBe(409);
   });
 
   it("resume with a bad body is 400 with an issue path", async () => {
-    const runId = await submitted(chain(5, bounded(2)));
+    const runId = await started(chain(5, bounded(2)));
     await drive(runId);
     const { res, body } = await post(`/v1/runs/${runId}/resume`, { iterations: 0 });
     expect(res.status).toBe(400);
@@ -170,7 +152,7 @@ describe("bounded mode", () => {
 describe("continuous mode iteration limit", () => {
   it("fails the run with iteration_limit_exceeded when it needs more than maxIterations", async () => {
     const key = unique("itlimit");
-    const runId = await submitted({
+    const runId = await started({
       config: { mode: { type: "continuous", maxIterations: 1 } },
       steps: [
         {
@@ -181,14 +163,13 @@ describe("continuous mode iteration limit", () => {
         },
       ],
     });
-    const stub = runStub(runId);
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     let s = await status(runId);
     expect(s.status).toBe("running");
     expect(s.steps[0].status).toBe("retrying");
 
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0 WHERE status = 'retrying'");
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true);
     s = await status(runId);
     expect(s.status).toBe("failed");
     expect(s.error.category).toBe("iteration_limit_exceeded");
@@ -277,7 +258,7 @@ describe("redrive (POST /retry)", () => {
 
   it("re-runs the steps that fail-fast cancelled", async () => {
     const keyB = unique("ff-b");
-    const runId = await submitted({
+    const runId = await started({
       config: { failFast: true, maxParallel: 1 },
       steps: [
         {
@@ -299,7 +280,7 @@ describe("redrive (POST /retry)", () => {
   });
 
   it("a redriven bounded run gets its `iterations` again", async () => {
-    const runId = await submitted({ ...failingPlan(unique("a"), unique("b")), config: bounded(5) });
+    const runId = await started({ ...failingPlan(unique("a"), unique("b")), config: bounded(5) });
     const first = await drive(runId);
     expect(first.status).toBe("partial");
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
@@ -316,8 +297,8 @@ describe("redrive (POST /retry)", () => {
   });
 
   it("retry on a running run is 409", async () => {
-    const runId = await submitted({ steps: [{ id: "w", tool: "wait", params: { ms: 600_000 } }] });
-    await runDurableObjectAlarm(runStub(runId));
+    const runId = await started({ steps: [{ id: "w", tool: "wait", params: { ms: 600_000 } }] });
+    await fireAlarm(runId);
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(409);
   });
 });
@@ -334,8 +315,8 @@ describe("cancel", () => {
   }
 
   async function waitingRun(): Promise<string> {
-    const runId = await submitted(waitingPlan());
-    await runDurableObjectAlarm(runStub(runId));
+    const runId = await started(waitingPlan());
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.steps[0].status).toBe("waiting");
     return runId;
@@ -363,8 +344,8 @@ describe("cancel", () => {
   it("a cancelled run does not resume when its alarm fires", async () => {
     const runId = await waitingRun();
     await post(`/v1/runs/${runId}/cancel`);
-    await sql(runId, "UPDATE steps SET next_attempt_at = 0");
-    await runDurableObjectAlarm(runStub(runId));
+    await advanceClock(runId, 600_000);
+    await runAlarm(runId);
     const s = await status(runId);
     expect(s.status).toBe("cancelled");
     expect(s.steps.map((st: any) => st.status)).toEqual(["cancelled", "cancelled"]);
@@ -372,7 +353,7 @@ describe("cancel", () => {
 
   it("cancels a run while an attempt is in flight: the attempt is aborted and the alarm returns", async () => {
     const key = unique("hang");
-    const runId = await submitted({
+    const runId = await started({
       name: unique("cancel"),
       steps: [
         {
@@ -384,7 +365,7 @@ describe("cancel", () => {
         { id: "after", tool: "pass", params: { value: 1 }, dependsOn: ["slow"] },
       ],
     });
-    const alarm = runDurableObjectAlarm(runStub(runId));
+    const alarm = fireAlarm(runId);
     // the attempt is in flight once the upstream has seen it
     for (let i = 0; (await upstreamCalls("/hang")).every((c) => !c.query.includes(key)); i++) {
       if (i > 1000) throw new Error("the attempt never started");

@@ -1,6 +1,6 @@
 /**
  * Helpers of the listing, retention and deletion tests (SPEC 8): list runs, page through a
- * listing, plans that stay put or end a given way, a run's clock, the owner's index.
+ * listing, plans that stay put or end a given way, the API as one API key, the owner's index.
  *
  * The workers tests run without API_KEYS, so every run has the owner "public" and one index:
  * each test tags its runs with a tag of its own and lists by it, so other tests' runs (in
@@ -10,8 +10,8 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createApp } from "../src/api/app";
 import { ownerOf } from "../src/api/auth";
-import { until } from "./flow-helpers";
-import { api, runStub, unique, upstreamUrl } from "./helpers";
+import type { TestRunIndex } from "./support/test-run-index";
+import { api, unique, upstreamUrl } from "./helpers";
 
 /** How a test calls the API: `api` (auth off, owner "public"), or as an API key (keyApi). */
 export type Api = (path: string, init?: RequestInit) => Promise<Response>;
@@ -75,16 +75,6 @@ export async function listedIds(query: Query, via: Api = api): Promise<string[]>
   return (await listAll(query, via)).map((r) => r.runId);
 }
 
-/**
- * Waits (bounded) until the listing filtered by `query` shows `runId` as `status`. A run's
- * update reaches its index beside the run, a moment after the change (SPEC 8.2 allows 2 s):
- * when workerd itself delivered the alarm that ended the run, drive() can return first.
- */
-export async function untilListed(runId: string, status: string, query: Query, via: Api = api) {
-  const shown = async () => (await listAll(query, via)).find((r) => r.runId === runId)?.status;
-  await until(async () => (await shown()) === status, `${runId} is listed as ${status}`, 500);
-}
-
 /** `GET /v1/stats` (asserting a 200). */
 export async function stats(via: Api = api): Promise<any> {
   const res = await via("/v1/stats");
@@ -139,14 +129,12 @@ export async function created(
   return body.runId as string;
 }
 
-/** Moves the run's clock `ms` forward (TestRunObject): a retention or a backoff ends. */
-export async function advanceClock(runId: string, ms: number): Promise<number> {
-  return runStub(runId).advanceClock(ms);
-}
+/** The test Worker's indexes are TestRunIndexes (test/support/worker.ts). */
+const indexes = env.INDEX as unknown as DurableObjectNamespace<TestRunIndex>;
 
 /** The RunIndex of `owner` ("public": the workers tests' runs). */
 export function indexStub(owner = "public") {
-  return env.INDEX.get(env.INDEX.idFromName(owner));
+  return indexes.get(indexes.idFromName(owner));
 }
 
 /** `DELETE /v1/runs/:id`: the status and the body's error code (null for a 204). */

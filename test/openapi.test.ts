@@ -1,23 +1,29 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
+import openApiFile from "../docs/openapi.json";
 import planSchemaFile from "../docs/plan.schema.json";
 import { createApp } from "../src/api/app";
+import { LOCAL_SERVER, openApiDocument } from "../src/api/openapi/document";
 import {
   controlResultSchema,
   errorSchema,
   eventsPageSchema,
+  healthSchema,
   runCreatedSchema,
+  runListSchema,
+  runPlanSchema,
   runStatusSchema,
+  statsSchema,
   stepDetailSchema,
   stepResultSchema,
   validateResultSchema,
 } from "../src/api/schemas";
-import { runListSchema, statsSchema } from "../src/api/schemas/listing";
 import { planJsonSchema } from "../src/engine/plan-json-schema";
-import { api, drive, runStub, status, unique, upstreamUrl } from "./helpers";
-import { post, start, stepDetail } from "./flow-helpers";
+import { DEFAULT_MAX_STEPS } from "../src/engine/plan-schema";
+import { api, post, start, status, stepDetail } from "./helpers";
+import { drive, fireAlarm, settle } from "./helpers";
+import { unique, upstreamUrl } from "./helpers";
 
 describe("GET /openapi.json", () => {
   it("serves an OpenAPI 3.1 document", async () => {
@@ -43,11 +49,15 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("describes the plan body with the same schema that validates it", async () => {
+  it("describes the plan body with the same schema that validates it, as a referenced component", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const body = doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema;
-    expect(body.additionalProperties).toBe(false);
-    expect(body.properties.config.properties.maxParallel).toMatchObject({
+    expect(body).toEqual({ $ref: "#/components/schemas/Plan" });
+    expect(
+      doc.paths["/v1/plans/validate"].post.requestBody.content["application/json"].schema,
+    ).toEqual(body);
+    expect(doc.components.schemas.Plan.additionalProperties).toBe(false);
+    expect(doc.components.schemas.PlanConfig.properties.maxParallel).toMatchObject({
       minimum: 1,
       maximum: 100,
     });
@@ -60,18 +70,69 @@ describe("GET /openapi.json", () => {
     });
     const doc = (await res.json()) as any;
     expect(doc.components.schemas.Plan.properties.steps.maxItems).toBe(7);
-    expect(
-      doc.paths["/v1/runs"].post.requestBody.content["application/json"].schema.properties.steps
-        .maxItems,
-    ).toBe(7);
   });
 
-  it("declares a 401 on every operation that needs an API key, and none on the open ones", async () => {
+  it("names the Worker that serves it as the server", async () => {
+    const res = await createApp().fetch(
+      new Request("https://edgestep.example.com/openapi.json"),
+      env,
+    );
+    const doc = (await res.json()) as any;
+    expect(doc.servers).toEqual([
+      { url: "https://edgestep.example.com", description: "this Worker" },
+    ]);
+  });
+
+  it("gives every operation a unique operationId usable as a method name", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const ids = Object.values<any>(doc.paths).flatMap((ops) =>
+      Object.values<any>(ops).map((op) => op.operationId),
+    );
+    expect(ids.length).toBeGreaterThan(15);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("references components for every JSON body instead of inlining copies", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const refs = (schema: any): boolean =>
+      typeof schema.$ref === "string" ||
+      (schema.type === "array" && refs(schema.items)) ||
+      (Array.isArray(schema.oneOf) && schema.oneOf.every(refs));
+    for (const [path, operations] of Object.entries<any>(doc.paths)) {
+      if (path === "/openapi.json") continue;
+      for (const [method, op] of Object.entries<any>(operations)) {
+        const bodies = [op.requestBody, ...Object.values<any>(op.responses)];
+        for (const b of bodies) {
+          const schema = b?.content?.["application/json"]?.schema;
+          if (schema) expect(refs(schema), `${method} ${path}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("types requests in their input shape and responses in their output shape", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const { Plan, PlanConfig, RunStatus } = doc.components.schemas;
+    // What a user writes: defaulted fields are optional, their defaults said in words.
+    expect(Plan.required).toEqual(["steps"]);
+    expect(PlanConfig.required).toBeUndefined();
+    expect(PlanConfig.properties.maxParallel.default).toBeUndefined();
+    expect(PlanConfig.properties.maxParallel.description).toMatch(/Default: 5/);
+    // What the Worker answers: a run's mode always has its iteration limit.
+    const continuous = RunStatus.properties.mode.oneOf.find(
+      (m: any) => m.properties.type.const === "continuous",
+    );
+    expect(continuous.required).toContain("maxIterations");
+  });
+
+  it("declares a 401 and a 503 on every operation that needs an API key, and none on the open ones", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     for (const [path, operations] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(operations)) {
         const open = Array.isArray(op.security) && op.security.length === 0;
         expect(op.responses["401"] !== undefined, `${method} ${path}`).toBe(!open);
+        expect(op.responses["503"] !== undefined, `${method} ${path}`).toBe(!open);
       }
     }
     expect(doc.paths["/v1/runs/{runId}"].get.responses["401"]).toBeDefined();
@@ -80,7 +141,10 @@ describe("GET /openapi.json", () => {
   it("declares POST /v1/runs's 429 with its Retry-After header", async () => {
     const doc = (await (await api("/openapi.json")).json()) as any;
     const tooMany = doc.paths["/v1/runs"].post.responses["429"];
-    expect(tooMany.content["application/json"].schema.properties.error).toBeDefined();
+    expect(tooMany.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/Error",
+    });
+    expect(doc.components.schemas.Error.properties.error).toBeDefined();
     expect(tooMany.headers["Retry-After"]).toBeDefined();
   });
 });
@@ -108,9 +172,9 @@ describe("responses match the OpenAPI response schemas", () => {
   }
 
   /** Fires alarms until none is due (webhook deliveries and compensations run after the run ends). */
-  async function settle(runId: string): Promise<any> {
+  async function finished(runId: string): Promise<any> {
     await drive(runId);
-    for (let i = 0; i < 20 && (await runDurableObjectAlarm(runStub(runId))); i++);
+    await settle(runId);
     return status(runId);
   }
 
@@ -162,7 +226,7 @@ describe("responses match the OpenAPI response schemas", () => {
         },
       ],
     });
-    const s = await settle(runId);
+    const s = await finished(runId);
     expect(s.rollback?.state).toBe("completed");
     expect(s.webhook?.deliveries.length).toBeGreaterThan(0);
     expectShape(runStatusSchema, s);
@@ -171,6 +235,7 @@ describe("responses match the OpenAPI response schemas", () => {
     expect(failed.attemptLog[0]).toMatchObject({ category: expect.any(String), status: 404 });
     expectShape(stepDetailSchema, failed);
     expectShape(eventsPageSchema, await json(`/v1/runs/${runId}/events?limit=1000`));
+    expectShape(runPlanSchema, await json(`/v1/runs/${runId}/plan`));
   });
 
   it("a forEach step: status (items) and step detail (per-item attemptLog)", async () => {
@@ -205,7 +270,7 @@ describe("responses match the OpenAPI response schemas", () => {
         },
       ],
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.steps[0]).toMatchObject({
       status: "retrying",
@@ -228,12 +293,22 @@ describe("responses match the OpenAPI response schemas", () => {
     expectShape(statsSchema, await json("/v1/stats"));
   });
 
-  it("validation and error bodies", async () => {
+  it("validation (with warnings), creation with warnings, health and error bodies", async () => {
     const valid = await api("/v1/plans/validate", {
       method: "POST",
       body: JSON.stringify({ steps: [{ tool: "pass" }] }),
     });
     expectShape(validateResultSchema, await valid.json());
+    const noted = { steps: [{ tool: "pass", note: "an agent's note" }] };
+    const warned = await api("/v1/plans/validate", { method: "POST", body: JSON.stringify(noted) });
+    const warnedBody = (await warned.json()) as any;
+    expect(warnedBody.warnings).toHaveLength(1);
+    expectShape(validateResultSchema, warnedBody);
+    const created = await api("/v1/runs", { method: "POST", body: JSON.stringify(noted) });
+    const createdBody = (await created.json()) as any;
+    expect(createdBody.warnings).toHaveLength(1);
+    expectShape(runCreatedSchema, createdBody);
+    expectShape(healthSchema, await json("/healthz"));
     const invalid = await api("/v1/plans/validate", {
       method: "POST",
       body: JSON.stringify({ steps: [] }),
@@ -243,8 +318,14 @@ describe("responses match the OpenAPI response schemas", () => {
   });
 });
 
-describe("docs/plan.schema.json", () => {
-  it("is current with the zod schema (regenerate with npm run schema)", () => {
+describe("generated documents in docs/ (regenerate with npm run schema)", () => {
+  it("docs/plan.schema.json is current with the zod schema", () => {
     expect(planSchemaFile).toEqual(planJsonSchema());
+  });
+
+  it("docs/openapi.json is the document a Worker serves, with the local server", async () => {
+    const served = (await (await api("/openapi.json")).json()) as any;
+    expect(openApiFile).toEqual({ ...served, servers: [LOCAL_SERVER] });
+    expect(openApiFile).toEqual(openApiDocument(DEFAULT_MAX_STEPS));
   });
 });

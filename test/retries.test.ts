@@ -1,74 +1,29 @@
 /**
  * Errors and retries (SPEC 5.2), with `http` steps against the loopback upstream's
  * programmable `/script/<key>?plan=...` endpoint. Backoff waits are alarms: tests fire
- * them early (nothing may start) and make them due by moving the stored due time,
+ * them early (nothing may start) and make them due by moving the run's clock to the alarm,
  * never by sleeping.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  api,
-  drive,
-  results,
-  runStub,
-  status,
-  submit,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { results, started, status, stepDetail } from "./helpers";
+import { advanceToAlarm, alarmAt, drive, fireAlarm } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 function scriptUrl(key: string, plan: string, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({ plan, ...extra });
   return `${upstreamUrl}/script/${key}?${q}`;
 }
 
-async function start(plan: unknown): Promise<string> {
-  const { res, body } = await submit(plan);
-  expect(res.status, JSON.stringify(body)).toBe(202);
-  return body.runId;
-}
-
-async function stepDetail(runId: string, stepId: string): Promise<any> {
-  const res = await api(`/v1/runs/${runId}/steps/${stepId}`);
-  expect(res.status).toBe(200);
-  return res.json();
-}
-
-/** Runs one alarm invocation now, whatever its scheduled time. */
-async function fireAlarm(runId: string): Promise<boolean> {
-  return runDurableObjectAlarm(runStub(runId));
-}
-
-/** Makes every scheduled retry due now, without waiting (the stored row is the timer). */
-async function makeRetriesDue(runId: string): Promise<void> {
-  await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec(
-      "UPDATE steps SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL",
-      Date.now(),
-    );
-  });
-}
-
-async function storedAlarm(runId: string): Promise<number | null> {
-  return runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm());
-}
-
 const ms = (iso: string) => Date.parse(iso);
+
+/** Starts a run of one `http` step `s` calling `url` under the retry policy `retry`. */
+const oneStep = (url: string, retry: Record<string, unknown>) =>
+  started({ steps: [{ id: "s", tool: "http", params: { url }, retry }] });
 
 describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
   it("Retry-After in seconds: no attempt before it, then the retry succeeds", async () => {
     const key = unique("r429s");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: "1" }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: "1" }), { baseDelayMs: 0 });
 
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -83,7 +38,7 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     expect(first.error).toMatchObject({ category: "rate_limited", status: 429 });
     expect(ms(first.nextAttemptAt)).toBeGreaterThanOrEqual(ms(first.attemptLog[0].endedAt) + 1000);
     // The alarm points at the retry, not earlier.
-    expect(await storedAlarm(runId)).toBe(ms(first.nextAttemptAt));
+    expect(await alarmAt(runId)).toBe(ms(first.nextAttemptAt));
 
     // Fired early, the alarm starts nothing.
     expect(await fireAlarm(runId)).toBe(true);
@@ -92,9 +47,9 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     expect(early.status).toBe("retrying");
     expect(early.attempts).toBe(1);
     // ...and leaves the alarm pointing at the retry.
-    expect(await storedAlarm(runId)).toBe(ms(first.nextAttemptAt));
+    expect(await alarmAt(runId)).toBe(ms(first.nextAttemptAt));
 
-    await makeRetriesDue(runId);
+    await advanceToAlarm(runId);
     expect(await fireAlarm(runId)).toBe(true);
     const done = await stepDetail(runId, "s");
     expect(done.status).toBe("succeeded");
@@ -108,15 +63,8 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     const key = unique("r429d");
     const at = new Date(Date.now() + 30_000);
     const httpDate = at.toUTCString(); // second precision
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: httpDate }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: httpDate }), {
+      baseDelayMs: 0,
     });
 
     await fireAlarm(runId);
@@ -128,7 +76,7 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
     await fireAlarm(runId);
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
 
-    await makeRetriesDue(runId);
+    await advanceToAlarm(runId);
     const final = await drive(runId);
     expect(final.status).toBe("completed");
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(2);
@@ -136,15 +84,10 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
 
   it("Retry-After outweighs a shorter backoff delay", async () => {
     const key = unique("r429max");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "429,200", { retryAfter: "120" }) },
-          retry: { baseDelayMs: 5, maxDelayMs: 10, jitter: "none" },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "429,200", { retryAfter: "120" }), {
+      baseDelayMs: 5,
+      maxDelayMs: 10,
+      jitter: "none",
     });
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -158,7 +101,7 @@ describe("rate limiting: 429 honours Retry-After (SPEC 5.2)", () => {
 describe("server errors (SPEC 5.2)", () => {
   it("503, 503, then 200: three attempts, each recorded, one Idempotency-Key", async () => {
     const key = unique("r503");
-    const runId = await start({
+    const runId = await started({
       steps: [
         {
           id: "fetch",
@@ -204,15 +147,8 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("503 honours Retry-After too", async () => {
     const key = unique("r503ra");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "503,200", { retryAfter: "45" }) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
+    const runId = await oneStep(scriptUrl(key, "503,200", { retryAfter: "45" }), {
+      baseDelayMs: 0,
     });
     await fireAlarm(runId);
     const first = await stepDetail(runId, "s");
@@ -225,16 +161,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it.each([500, 502, 504, 408])("HTTP %i is a retried server_error", async (code) => {
     const key = unique(`r${code}`);
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, `${code},200`) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, `${code},200`), { baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("completed");
     const step = await stepDetail(runId, "s");
     expect(step.attemptLog[0]).toMatchObject({ category: "server_error", status: code });
@@ -243,16 +170,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("retries exhausted: 500 forever with maxRetries 2 fails after 3 attempts with its last category", async () => {
     const key = unique("r500x");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "500") },
-          retry: { maxRetries: 2, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "500"), { maxRetries: 2, baseDelayMs: 0 });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
     const step = await stepDetail(runId, "s");
@@ -271,16 +189,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("maxRetries 0 means a single attempt", async () => {
     const key = unique("r500z");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "500,200") },
-          retry: { maxRetries: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "500,200"), { maxRetries: 0 });
     expect((await drive(runId)).status).toBe("failed");
     expect((await stepDetail(runId, "s")).attempts).toBe(1);
     expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
@@ -288,7 +197,7 @@ describe("server errors (SPEC 5.2)", () => {
 
   it("config.retry applies to every step; a step's retry overrides it", async () => {
     const key = unique("rcfg");
-    const runId = await start({
+    const runId = await started({
       config: { retry: { maxRetries: 1, baseDelayMs: 0 } },
       steps: [
         { id: "plan-level", tool: "http", params: { url: scriptUrl(`${key}-a`, "500") } },
@@ -309,16 +218,7 @@ describe("server errors (SPEC 5.2)", () => {
 describe("errors that are not retried (SPEC 5.2)", () => {
   it("401 is a client_error: one attempt, the run fails", async () => {
     const key = unique("r401");
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, "401,200") },
-          retry: { maxRetries: 5, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, "401,200"), { maxRetries: 5, baseDelayMs: 0 });
     const final = await drive(runId);
     expect(final.status).toBe("failed");
     const step = await stepDetail(runId, "s");
@@ -333,16 +233,7 @@ describe("errors that are not retried (SPEC 5.2)", () => {
 
   it.each([400, 403, 404, 422])("HTTP %i is a client_error and is not retried", async (code) => {
     const key = unique(`r${code}`);
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: scriptUrl(key, `${code},200`) },
-          retry: { baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep(scriptUrl(key, `${code},200`), { baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("failed");
     expect((await stepDetail(runId, "s")).error).toMatchObject({
       category: "client_error",
@@ -354,7 +245,7 @@ describe("errors that are not retried (SPEC 5.2)", () => {
 
 describe("timeouts (SPEC 5.2)", () => {
   it("an attempt past timeoutMs is a timeout, retried under the policy, then the step fails", async () => {
-    const runId = await start({
+    const runId = await started({
       steps: [
         {
           id: "slow",
@@ -381,7 +272,7 @@ describe("timeouts (SPEC 5.2)", () => {
   });
 
   it("config.stepTimeoutMs applies when the step sets no timeoutMs", async () => {
-    const runId = await start({
+    const runId = await started({
       config: { stepTimeoutMs: 100, retry: { maxRetries: 0 } },
       steps: [{ id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/3000` } }],
     });
@@ -393,16 +284,7 @@ describe("timeouts (SPEC 5.2)", () => {
 describe("network errors (SPEC 5.2)", () => {
   it("a refused connection is a retried network error", async () => {
     // Port 1 on loopback: nothing listens there.
-    const runId = await start({
-      steps: [
-        {
-          id: "s",
-          tool: "http",
-          params: { url: "http://127.0.0.1:1/nothing" },
-          retry: { maxRetries: 1, baseDelayMs: 0 },
-        },
-      ],
-    });
+    const runId = await oneStep("http://127.0.0.1:1/nothing", { maxRetries: 1, baseDelayMs: 0 });
     expect((await drive(runId)).status).toBe("failed");
     const step = await stepDetail(runId, "s");
     expect(step.attempts).toBe(2);
@@ -413,7 +295,7 @@ describe("network errors (SPEC 5.2)", () => {
 describe("status while a retry is scheduled (SPEC 5.2, 6)", () => {
   it("GET /v1/runs/:id shows attempt counts, and a retrying step's error and nextAttemptAt together", async () => {
     const key = unique("rstatus");
-    const runId = await start({
+    const runId = await started({
       steps: [
         { id: "ok", tool: "http", params: { url: scriptUrl(`${key}-ok`, "200") } },
         {
@@ -442,7 +324,7 @@ describe("status while a retry is scheduled (SPEC 5.2, 6)", () => {
     expect(s.progress.completedSteps).toBe(1);
 
     // The retry is due: it succeeds, and the step's error is gone.
-    await makeRetriesDue(runId);
+    await advanceToAlarm(runId);
     const final = await drive(runId);
     expect(final.status).toBe("completed");
     const flaky = final.steps.find((st: any) => st.id === "flaky");

@@ -2,26 +2,13 @@
  * Rollback (SPEC 5.6): with `config.rollback`, a run that ends `failed` runs the
  * `compensate` action of every succeeded step that has one, in reverse order of
  * completion; a failed compensation is recorded and the others still run. Status shows
- * `rollback: { state, steps }`. Retry delays are made due through SQL.
+ * `rollback: { state, steps }`. Retry delays are made due by moving the run's clock.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DAY_MS } from "../src/engine/retention";
-import { drive, runStub, status, unique, upstreamCalls, upstreamUrl } from "./helpers";
-import {
-  abortObject,
-  alarmInBackground,
-  byId,
-  events,
-  post,
-  rows,
-  sql,
-  started,
-  storedAlarm,
-  until,
-} from "./flow-helpers";
-
-const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+import { events, post, started, status } from "./helpers";
+import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
+import { fireAlarm, until } from "./helpers";
+import { script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /**
  * a -> b -> c: a and b succeed (b after a), c fails with 404 and fails the run.
@@ -95,8 +82,7 @@ describe("rollback on failure", () => {
     expect(typeof s.rollback.steps[0].endedAt).toBe("string");
     // the failed step is not compensated
     expect(await upstreamCalls(`/script/${key}-undo-c`)).toHaveLength(0);
-    // nothing is due but the end of the run's retention (SPEC 8.3)
-    expect(await storedAlarm(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
+    expect(await alarmAt(runId)).toBeNull();
   });
 
   it("a forEach step that failed after some items succeeded is compensated; one whose items all failed is not", async () => {
@@ -188,12 +174,12 @@ describe("rollback on failure", () => {
     ]);
     // a waits behind b: compensations run one at a time, in order
     expect(await undoCalls(key)).toEqual(["b"]);
-    const alarm = await storedAlarm(runId);
+    const alarm = await alarmAt(runId);
     expect(alarm).not.toBeNull();
     expect(alarm!).toBeGreaterThan(Date.now() + 500_000);
 
-    await sql(runId, "UPDATE compensations SET next_attempt_at = 0 WHERE status = 'retrying'");
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true);
     s = await status(runId);
     expect(s.status).toBe("failed");
     expect(s.rollback.state).toBe("completed");
@@ -202,7 +188,7 @@ describe("rollback on failure", () => {
       expect.objectContaining({ stepId: "a", status: "succeeded", attempts: 1 }),
     ]);
     expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
-    expect(await storedAlarm(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
+    expect(await alarmAt(runId)).toBeNull();
   });
 
   it("compensate params can read the step's own result", async () => {
@@ -258,15 +244,15 @@ describe("rollback durability", () => {
       plan(key, { undo: { b: "?delay=400" }, retry: { maxRetries: 2, baseDelayMs: 0 } }),
     );
     const inFlight = alarmInBackground(runId);
-    await until(async () => {
-      const r = await rows(runId, "SELECT status FROM compensations ORDER BY seq");
-      return r[0]?.status === "running";
-    }, "b's compensation is in flight");
-    expect(await storedAlarm(runId)).not.toBeNull();
+    await until(
+      async () => (await status(runId)).rollback?.steps[0]?.status === "running",
+      "b's compensation is in flight",
+    );
+    expect(await alarmAt(runId)).not.toBeNull();
     await abortObject(runId);
     await inFlight;
 
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.status).toBe("failed");
     expect(s.rollback.state).toBe("completed");

@@ -1,4 +1,3 @@
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, execute, results, runCalls, runStub, upstreamCalls } from "./helpers";
@@ -12,18 +11,10 @@ async function everythingOf(runId: string, stepIds: string[]): Promise<string[]>
     paths.map(async (p) => (await api(`/v1/runs/${runId}${p}`)).text()),
   );
   // Every table of the run's checkpoint, dumped as text.
-  const dump = await runInDurableObject(runStub(runId), (_, state) => {
-    const tables = state.storage.sql
-      .exec(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%'",
-      )
-      .toArray();
-    return tables
-      .map((t) =>
-        JSON.stringify(state.storage.sql.exec(`SELECT * FROM "${String(t.name)}"`).toArray()),
-      )
-      .join("\n");
-  });
+  const tables = await runStub(runId).tables();
+  const dump = Object.values(tables)
+    .map((rows) => JSON.stringify(rows))
+    .join("\n");
   expect(dump.length).toBeGreaterThan(100);
   return [...responses, dump];
 }

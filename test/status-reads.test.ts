@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { countSteps } from "../src/engine/status";
-import { api, drive, execute, submit, unique } from "./helpers";
-import { post } from "./flow-helpers";
+import { api, drive, execute, post, submit, unique } from "./helpers";
 
 function chain(n: number, extra: Record<string, unknown> = {}) {
   return {
@@ -97,6 +96,48 @@ describe("GET /v1/runs/:id?view=summary", () => {
     expect(full.body.progress.averageStepDurationMs).toBe(
       Math.round(counts.durationSum / counts.durationCount),
     );
+  });
+});
+
+describe("the full document's steps", () => {
+  /** The full document's steps against a page read straight from the rows. */
+  async function expectSameSteps(runId: string) {
+    const full = await read(`/v1/runs/${runId}`);
+    const page = await read(`/v1/runs/${runId}/steps?limit=1000`);
+    expect(full.body.steps).toEqual(page.body.steps);
+    return full.body;
+  }
+
+  it("stay equal to the rows through waits, fan-out, failures, cancels and a redrive", async () => {
+    const { res, body } = await submit({
+      name: unique("views"),
+      config: { retry: { maxRetries: 0 } },
+      steps: [
+        { id: "gate", tool: "approval" },
+        { id: "each", tool: "pass", forEach: [1, 2, 3], params: { value: "${item}" } },
+        { id: "bad", tool: "unknown_endpoint", dependsOn: ["gate"] },
+        { id: "after", tool: "pass", dependsOn: ["bad"] },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const runId = body.runId;
+    await expectSameSteps(runId);
+    expect((await drive(runId)).status).toBe("waiting");
+    await expectSameSteps(runId);
+    expect((await post(`/v1/runs/${runId}/approve`, { approved: true })).res.status).toBe(200);
+    await expectSameSteps(runId);
+    expect((await drive(runId)).status).toBe("partial");
+    const ended = await expectSameSteps(runId);
+    expect(ended.steps.map((st: any) => st.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "failed",
+      "skipped",
+    ]);
+    expect(ended.steps[1].items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    const redriven = await expectSameSteps(runId);
+    expect(redriven.steps.slice(2).map((st: any) => st.status)).toEqual(["pending", "pending"]);
   });
 });
 

@@ -1,18 +1,15 @@
 /**
  * The `wait` tool (SPEC 4, 5.5): a durable sleep. The step row is the timer and the
- * alarm points at it; nothing is held in memory, so the sleep survives eviction.
+ * alarm points at it; nothing is held in memory, so the sleep survives eviction. Timers are
+ * made due by moving the run's clock to the alarm, never waited for.
  */
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, runStub, status, submit, unique } from "./helpers";
+import { api, started, status } from "./helpers";
+import { advanceToAlarm, alarmAt, fireAlarm, runStub } from "./helpers";
+import { unique } from "./helpers";
 
 const TEN_MINUTES = 600_000;
-
-async function submitted(plan: unknown): Promise<string> {
-  const { res, body } = await submit(plan);
-  expect(res.status).toBe(202);
-  return body.runId as string;
-}
 
 function waitPlan(params: Record<string, unknown>) {
   return {
@@ -24,20 +21,10 @@ function waitPlan(params: Record<string, unknown>) {
   };
 }
 
-async function alarmAt(runId: string): Promise<number | null> {
-  return runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm());
-}
-
-async function makeWaitsDue(runId: string): Promise<void> {
-  await runInDurableObject(runStub(runId), (_, state) => {
-    state.storage.sql.exec("UPDATE steps SET next_attempt_at = 0 WHERE status = 'waiting'");
-  });
-}
-
 describe("wait { ms }", () => {
   it("after the first alarm the step waits for its timer and the run keeps running", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.status).toBe("running");
     const nap = s.steps[0];
@@ -47,8 +34,8 @@ describe("wait { ms }", () => {
   });
 
   it("sets the alarm at the step's start plus ms", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    await runDurableObjectAlarm(runStub(runId));
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    await fireAlarm(runId);
     const startedAt = Date.parse((await status(runId)).steps[0].startedAt);
     const at = await alarmAt(runId);
     expect(at).not.toBeNull();
@@ -56,8 +43,8 @@ describe("wait { ms }", () => {
   });
 
   it("records a step_waiting event with the wake-up time", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    await runDurableObjectAlarm(runStub(runId));
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    await fireAlarm(runId);
     const page = (await (await api(`/v1/runs/${runId}/events`)).json()) as any;
     const waiting = page.events.find((e: any) => e.type === "step_waiting");
     expect(waiting).toMatchObject({ stepId: "nap", attempt: 1, data: { waitingFor: "timer" } });
@@ -68,11 +55,10 @@ describe("wait { ms }", () => {
   });
 
   it("an alarm fired early does not complete the wait and keeps the alarm at the timer", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    const stub = runStub(runId);
-    await runDurableObjectAlarm(stub);
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    await fireAlarm(runId);
     const before = await alarmAt(runId);
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.status).toBe("running");
     expect(s.steps[0].status).toBe("waiting");
@@ -81,14 +67,13 @@ describe("wait { ms }", () => {
   });
 
   it("survives eviction: once due, the alarm completes the step and the run", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    const stub = runStub(runId);
-    await runDurableObjectAlarm(stub);
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    await fireAlarm(runId);
     expect((await status(runId)).steps[0].status).toBe("waiting");
 
-    await evictDurableObject(stub);
-    await makeWaitsDue(runId);
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await evictDurableObject(runStub(runId));
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true);
 
     const s = await status(runId);
     expect(s.steps[0].status).toBe("succeeded");
@@ -97,11 +82,10 @@ describe("wait { ms }", () => {
   });
 
   it("a completed wait counts one attempt and is not run again", async () => {
-    const runId = await submitted(waitPlan({ ms: TEN_MINUTES }));
-    const stub = runStub(runId);
-    await runDurableObjectAlarm(stub);
-    await makeWaitsDue(runId);
-    await runDurableObjectAlarm(stub);
+    const runId = await started(waitPlan({ ms: TEN_MINUTES }));
+    await fireAlarm(runId);
+    await advanceToAlarm(runId);
+    await fireAlarm(runId);
     const nap = (await (await api(`/v1/runs/${runId}/steps/nap`)).json()) as any;
     expect(nap.status).toBe("succeeded");
     expect(nap.attempts).toBe(1);
@@ -115,8 +99,8 @@ describe("wait { ms }", () => {
 
 describe("wait { until }", () => {
   it("a time in the past completes on the next alarm", async () => {
-    const runId = await submitted(waitPlan({ until: "2001-02-03T04:05:06Z" }));
-    expect(await runDurableObjectAlarm(runStub(runId))).toBe(true);
+    const runId = await started(waitPlan({ until: "2001-02-03T04:05:06Z" }));
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.steps[0].status).toBe("succeeded");
     expect(s.status).toBe("completed");
@@ -124,8 +108,8 @@ describe("wait { until }", () => {
 
   it("a time in the future sets the alarm at that time", async () => {
     const until = new Date(Date.now() + 3 * 86_400_000);
-    const runId = await submitted(waitPlan({ until: until.toISOString() }));
-    await runDurableObjectAlarm(runStub(runId));
+    const runId = await started(waitPlan({ until: until.toISOString() }));
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.steps[0].status).toBe("waiting");
     expect(await alarmAt(runId)).toBe(until.getTime());
@@ -133,11 +117,11 @@ describe("wait { until }", () => {
 
   it("a templated value that is not a time fails the step as invalid_data", async () => {
     // (A literal one is a 400 at submission: test/far-future.test.ts.)
-    const runId = await submitted({
+    const runId = await started({
       ...waitPlan({ until: "${input.t}" }),
       input: { t: "not a time" },
     });
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarm(runId);
     const s = await status(runId);
     expect(s.steps[0].status).toBe("failed");
     expect(s.steps[0].error.category).toBe("invalid_data");

@@ -3,27 +3,16 @@
  * Webhooks (SPEC 5.7): a run reaching a final status or `paused` POSTs an event to
  * `webhook.url`, signed with the plan's secret or else the Worker's WEBHOOK_SECRET; failures
  * are retried by alarm with backoff up to WEBHOOK_MAX_ATTEMPTS, and every attempt shows in
- * the run's status. Alarms are fired by the test and the next delivery is made due through SQL.
+ * the run's status. Alarms are fired by the test, and the next delivery is made due by moving
+ * the run's clock to the alarm.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DeliveryTable } from "../durable-objects/storage/delivery-table";
-import { migrate } from "../durable-objects/storage/schema";
-import { Sql } from "../durable-objects/storage/sql";
-import { WebhookOutbox } from "../durable-objects/webhooks/outbox";
+import { createApp } from "../src/api/app";
 import { verifyEdgestepSignature } from "../examples/verify-webhook";
-import {
-  api,
-  drive,
-  fireAlarm,
-  runStub,
-  status,
-  submit,
-  unique,
-  upstreamCalls,
-  upstreamUrl,
-} from "./helpers";
+import { api, events, started, status } from "./helpers";
+import { advanceToAlarm, alarmAt, drive, fireAlarm, fireAlarmOnly } from "./helpers";
+import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 const SECRET = "s3cret";
 /** The test Worker's WEBHOOK_SECRET (vitest.config.ts): signs the webhooks of plans without a secret. */
@@ -51,7 +40,7 @@ async function driveOnly(runId: string, until: string): Promise<any> {
   for (let i = 0; i < 20; i++) {
     const s = await status(runId);
     if (s.status === until) return s;
-    await runDurableObjectAlarm(runStub(runId));
+    await fireAlarmOnly(runId);
   }
   return status(runId);
 }
@@ -61,38 +50,22 @@ function receiver(statuses: string): { path: string; url: string } {
   return { path, url: `${upstreamUrl}${path}?plan=${statuses}` };
 }
 
-async function submitted(p: unknown): Promise<string> {
-  const { res, body } = await submit(p);
-  expect(res.status).toBe(202);
-  return body.runId as string;
-}
-
-/** Makes the pending delivery due and fires the alarm, until none is left or `max` alarms ran. */
+/** Makes the pending delivery due (the clock moves to the alarm) and fires the alarm, until none is left or `max` alarms ran. */
 async function deliverAll(runId: string, max = 20): Promise<number> {
-  const stub = runStub(runId);
   let fired = 0;
   for (; fired < max; fired++) {
-    await runInDurableObject(stub, (_, state) => {
-      // due now, but not earlier than the attempts already made (the status lists deliveries by due time)
-      state.storage.sql.exec(
-        "UPDATE webhook_deliveries SET due_at = (SELECT COALESCE(MAX(at), 0) FROM webhook_deliveries) WHERE at IS NULL",
-      );
-    });
-    if (!(await fireAlarm(stub))) break;
+    await advanceToAlarm(runId);
+    if (!(await fireAlarm(runId))) break;
   }
   return fired;
-}
-
-async function eventsOf(runId: string): Promise<any[]> {
-  return ((await (await api(`/v1/runs/${runId}/events?limit=1000`)).json()) as any).events;
 }
 
 describe("webhook delivery", () => {
   it("does not follow a redirect: the attempt fails and the redirect's target is never called", async () => {
     const target = receiver("200");
     const hook = `${upstreamUrl}/redirect?to=${encodeURIComponent(target.url)}`;
-    const runId = await submitted(plan(hook, { webhook: { url: hook, secret: SECRET } }));
-    expect(await fireAlarm(runStub(runId))).toBe(true);
+    const runId = await started(plan(hook, { webhook: { url: hook, secret: SECRET } }));
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.webhook.deliveries).toEqual([
       expect.objectContaining({
@@ -106,7 +79,7 @@ describe("webhook delivery", () => {
 
   it("a receiver answering 500, 500, then 200 gets the event on the third attempt, signed verifiably", async () => {
     const hook = receiver("500,500,200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     expect((await drive(runId)).status).toBe("completed");
     await deliverAll(runId);
     const s = await status(runId);
@@ -131,8 +104,8 @@ describe("webhook delivery", () => {
 
   it("makes the first attempt in the alarm that finishes the run", async () => {
     const hook = receiver("500,500,200");
-    const runId = await submitted(plan(hook.url));
-    expect(await fireAlarm(runStub(runId))).toBe(true);
+    const runId = await started(plan(hook.url));
+    expect(await fireAlarm(runId)).toBe(true);
     const s = await status(runId);
     expect(s.status).toBe("completed");
     const calls = await upstreamCalls(hook.path);
@@ -144,7 +117,7 @@ describe("webhook delivery", () => {
 
   it("retries a failing receiver by alarm until it accepts, with one eventId throughout", async () => {
     const hook = receiver("500,500,200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     expect((await drive(runId)).status).toBe("completed");
     await deliverAll(runId);
     const calls = await upstreamCalls(hook.path);
@@ -158,7 +131,7 @@ describe("webhook delivery", () => {
 
   it("posts { type, eventId, runId, status, summary, startedAt, endedAt }", async () => {
     const hook = receiver("200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     const [call] = await upstreamCalls(hook.path);
@@ -187,7 +160,7 @@ describe("webhook delivery", () => {
 
   it("signs the raw body: examples/verify-webhook.ts accepts it, and rejects a tampered body or a wrong secret", async () => {
     const hook = receiver("200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     const [call] = await upstreamCalls(hook.path);
     const signature = call.headers["x-edgestep-signature"];
@@ -202,7 +175,7 @@ describe("webhook delivery", () => {
 
   it("signs every retry, each verifiable", async () => {
     const hook = receiver("500,200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     await deliverAll(runId);
     const calls = await upstreamCalls(hook.path);
@@ -216,7 +189,7 @@ describe("webhook delivery", () => {
 
   it("signs with the Worker's WEBHOOK_SECRET when the plan's webhook has no secret", async () => {
     const hook = receiver("200");
-    const runId = await submitted(plan(hook.url, {}, null));
+    const runId = await started(plan(hook.url, {}, null));
     await drive(runId);
     const [call] = await upstreamCalls(hook.path);
     const signature = call.headers["x-edgestep-signature"];
@@ -226,7 +199,7 @@ describe("webhook delivery", () => {
 
   it("signs with the plan's secret, not WEBHOOK_SECRET, when the plan has one", async () => {
     const hook = receiver("200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     const [call] = await upstreamCalls(hook.path);
     const signature = call.headers["x-edgestep-signature"];
@@ -235,31 +208,31 @@ describe("webhook delivery", () => {
   });
 
   it("sends no signature when neither the plan nor the Worker has a secret", async () => {
-    // The test Worker has a WEBHOOK_SECRET, so the outbox is given the target a run resolves
-    // without either secret (`secret: undefined`), in a Durable Object of its own.
+    // The test Worker has a WEBHOOK_SECRET, so the run goes to a Worker without one: the app
+    // given a RUNS namespace whose objects see no WEBHOOK_SECRET (vitest.config.ts).
     const hook = receiver("200");
-    await runInDurableObject(runStub(unique("outbox")), async (_, state) => {
-      const db = new Sql(state.storage.sql);
-      migrate(db);
-      const outbox = new WebhookOutbox(new DeliveryTable(db), {
-        fetcher: (r) => fetch(r),
-        allowedHosts: null,
-        maxAttempts: MAX_ATTEMPTS,
-        now: () => Date.now(),
-        event() {},
-      });
-      outbox.enqueue("run.completed", { runId: "run_unsigned" }, Date.now());
-      await outbox.deliverDue({ url: hook.url, secret: undefined }, Date.now());
-    });
+    const unsigned = { ...env, WEBHOOK_SECRET: undefined, RUNS: env.RUNS_WITHOUT_WEBHOOK_SECRET };
+    const res = await createApp().fetch(
+      new Request("http://edgestep.test/v1/runs", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(plan(hook.url, {}, null)),
+      }),
+      unsigned,
+    );
+    expect(res.status).toBe(202);
+    const { runId } = (await res.json()) as { runId: string };
+    const runs = env.RUNS_WITHOUT_WEBHOOK_SECRET;
+    expect(await runs.get(runs.idFromName(runId)).fireAlarm()).toBe(true);
     const [call] = await upstreamCalls(hook.path);
-    expect(JSON.parse(call.body)).toMatchObject({ type: "run.completed", runId: "run_unsigned" });
+    expect(JSON.parse(call.body)).toMatchObject({ type: "run.completed", runId });
     expect(call.headers["x-edgestep-event-id"]).toBeTruthy();
     expect(call.headers["x-edgestep-signature"]).toBeUndefined();
   });
 
   it("shows every attempt in the run's status: webhook { url, state: delivered, deliveries }", async () => {
     const hook = receiver("500,500,200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     await deliverAll(runId);
     const s = await status(runId);
@@ -275,27 +248,23 @@ describe("webhook delivery", () => {
 
   it("records a webhook_delivered event once delivered", async () => {
     const hook = receiver("500,200");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     await deliverAll(runId);
-    const delivered = (await eventsOf(runId)).filter((e) => e.type === "webhook_delivered");
+    const delivered = (await events(runId)).filter((e) => e.type === "webhook_delivered");
     expect(delivered).toHaveLength(1);
     expect(delivered[0].data).toMatchObject({ type: "run.completed", attempt: 2 });
   });
 
   it("schedules retries with backoff 1 s, 2 s, 4 s", async () => {
     const hook = receiver("500");
-    const runId = await submitted(plan(hook.url));
-    const stub = runStub(runId);
+    const runId = await started(plan(hook.url));
     await drive(runId);
     const gaps: number[] = [];
     for (let k = 1; k <= 3; k++) {
-      const { lastAt, alarm } = await runInDurableObject(stub, async (_, state) => {
-        const row = state.storage.sql
-          .exec<{ at: number }>("SELECT MAX(at) AS at FROM webhook_deliveries")
-          .one();
-        return { lastAt: row.at, alarm: await state.storage.getAlarm() };
-      });
+      const attempts = (await status(runId)).webhook.deliveries.map((d: any) => Date.parse(d.at));
+      const lastAt = Math.max(...attempts);
+      const alarm = await alarmAt(runId);
       expect(alarm).not.toBeNull();
       gaps.push(alarm! - lastAt);
       await deliverAll(runId, 1);
@@ -305,7 +274,7 @@ describe("webhook delivery", () => {
 
   it("gives up after WEBHOOK_MAX_ATTEMPTS attempts: state failed and a webhook_failed event", async () => {
     const hook = receiver("500");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     await deliverAll(runId);
     expect(await upstreamCalls(hook.path)).toHaveLength(MAX_ATTEMPTS);
@@ -313,24 +282,22 @@ describe("webhook delivery", () => {
     expect(s.status).toBe("completed");
     expect(s.webhook.state).toBe("failed");
     expect(s.webhook.deliveries.map((d: any) => d.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
-    const failed = (await eventsOf(runId)).filter((e) => e.type === "webhook_failed");
+    const failed = (await events(runId)).filter((e) => e.type === "webhook_failed");
     expect(failed).toHaveLength(1);
     expect(failed[0].data).toMatchObject({ type: "run.completed", attempt: MAX_ATTEMPTS });
   });
 
   it("leaves no alarm once it has given up", async () => {
     const hook = receiver("500");
-    const runId = await submitted(plan(hook.url));
+    const runId = await started(plan(hook.url));
     await drive(runId);
     await deliverAll(runId);
-    expect(
-      await runInDurableObject(runStub(runId), (_, state) => state.storage.getAlarm()),
-    ).toBeNull();
+    expect(await alarmAt(runId)).toBeNull();
   });
 
   it("records a network failure as an attempt with an error", async () => {
     // port 9 (discard) on loopback: nothing listens there, so the connection is refused
-    const runId = await submitted(plan("http://127.0.0.1:9/hook"));
+    const runId = await started(plan("http://127.0.0.1:9/hook"));
     await drive(runId);
     const s = await status(runId);
     expect(s.webhook.state).toBe("pending");
@@ -343,7 +310,7 @@ describe("webhook delivery", () => {
 describe("a receiver that never answers", () => {
   it("never delays the run: the next step starts while the delivery is still in flight", async () => {
     const hook = `${upstreamUrl}/hang?k=${unique("hang")}`;
-    const runId = await submitted({
+    const runId = await started({
       name: unique("hang"),
       webhook: { url: hook },
       steps: [
@@ -369,7 +336,7 @@ describe("a receiver that never answers", () => {
 describe("webhook events", () => {
   it("a paused (bounded) run sends run.paused", async () => {
     const hook = receiver("200");
-    const runId = await submitted(
+    const runId = await started(
       plan(hook.url, { config: { mode: { type: "bounded", iterations: 1 } } }),
     );
     expect((await drive(runId)).status).toBe("paused");
@@ -382,7 +349,7 @@ describe("webhook events", () => {
 
   it("a paused run that is resumed and completes sends run.completed as a new event", async () => {
     const hook = receiver("200");
-    const runId = await submitted(
+    const runId = await started(
       plan(hook.url, { config: { mode: { type: "bounded", iterations: 1 } } }),
     );
     await drive(runId);
@@ -397,7 +364,7 @@ describe("webhook events", () => {
 
   it("a failed run sends run.failed with its summary", async () => {
     const hook = receiver("200");
-    const runId = await submitted({
+    const runId = await started({
       name: unique("hook"),
       webhook: { url: hook.url, secret: SECRET },
       steps: [
@@ -432,7 +399,7 @@ describe("webhook events", () => {
 
   it("a partial run sends run.partial with its summary", async () => {
     const hook = receiver("200");
-    const runId = await submitted({
+    const runId = await started({
       name: unique("hook"),
       webhook: { url: hook.url, secret: SECRET },
       steps: [
@@ -466,12 +433,12 @@ describe("webhook events", () => {
 
   it("a cancelled run sends run.cancelled", async () => {
     const hook = receiver("200");
-    const runId = await submitted({
+    const runId = await started({
       name: unique("hook"),
       webhook: { url: hook.url, secret: SECRET },
       steps: [{ id: "w", tool: "wait", params: { ms: 600_000 } }],
     });
-    await fireAlarm(runStub(runId));
+    await fireAlarm(runId);
     expect((await api(`/v1/runs/${runId}/cancel`, { method: "POST" })).status).toBe(200);
     await deliverAll(runId);
     const calls = await upstreamCalls(hook.path);

@@ -22,6 +22,9 @@ import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
 import { Wakeup } from "./wakeup";
 
+/** Started steps after which the loop yields a task (see `loop`). */
+const YIELD_EVERY = 64;
+
 export class Iteration {
   private readonly plan: CompiledPlan;
   private readonly invoker: Invoker;
@@ -83,11 +86,20 @@ export class Iteration {
     this.steps.answer(i, answer);
   }
 
-  /** Carries out decisions until nothing is in flight and nothing more is ready. */
+  /**
+   * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
+   * answer at once (`pass`) would keep this loop in microtasks for a whole run: every
+   * YIELD_EVERY started steps it yields a task, so status reads and answers are served
+   * meanwhile instead of waiting for the iteration's end.
+   */
   private async loop(): Promise<Exclude<Next, { type: "await" }>> {
+    let started = 0;
     for (;;) {
       const { actions, next } = decide(this.s, this.ctx.now());
-      for (const action of actions) this.apply(action);
+      for (const action of actions) {
+        if (action.type === "start") started++;
+        this.apply(action);
+      }
       const fan = this.steps.fanOuts.pump(this.plan.steps, this.ctx.now());
       for (const end of fan.ends) {
         if (end.type === "settled") settle(this.s, end.step, end.outcome);
@@ -99,7 +111,10 @@ export class Iteration {
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - this.ctx.now());
         // Results that arrive together are committed together: one storage transaction, not one each.
-        if (this.steps.batching) await new Promise((r) => setTimeout(r, 0));
+        if (this.steps.batching || started >= YIELD_EVERY) {
+          started = 0;
+          await new Promise((r) => setTimeout(r, 0));
+        }
         this.steps.commitCompleted();
         continue;
       }

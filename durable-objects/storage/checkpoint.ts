@@ -55,15 +55,17 @@ export class Checkpoint {
     private readonly storage: DurableObjectStorage,
     /** MAX_EVENTS_PER_RUN (see EventTable). */
     eventCap: number = Number.POSITIVE_INFINITY,
+    /** Told which step's row or items changed (null: possibly any), for views that cache. */
+    stepChanged: (index: number | null) => void = () => {},
   ) {
     const db = new Sql(storage.sql);
     db.onWrite = () => this.changes.notify();
     this.db = db;
     this.run = new RunTable(db);
     this.plan = new PlanTable(db);
-    this.steps = new StepTable(db);
+    this.steps = new StepTable(db, stepChanged);
     this.attempts = new AttemptTable(db);
-    this.items = new ItemTable(db);
+    this.items = new ItemTable(db, stepChanged);
     this.callbacks = new CallbackTable(db);
     this.compensations = new CompensationTable(db);
     this.deliveries = new DeliveryTable(db);

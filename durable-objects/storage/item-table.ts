@@ -10,7 +10,11 @@ export type ItemCounts = { total: number; succeeded: number; failed: number; run
 export type ItemLoad = ItemSnapshot & { attempts: number; retryBase: number };
 
 export class ItemTable {
-  constructor(private readonly db: Sql) {}
+  constructor(
+    private readonly db: Sql,
+    /** Told which step's items changed (null: possibly any): a step's view shows their counts. */
+    private readonly changed: (step: number | null) => void = () => {},
+  ) {}
 
   load(step: number): ItemLoad[] {
     return this.db.all<ItemLoad>`SELECT status, next_attempt_at AS nextAttemptAt, attempts,
@@ -22,12 +26,14 @@ export class ItemTable {
       this.db.run`INSERT INTO items (step_idx, item_index, item, status)
         VALUES (${step}, ${k}, ${JSON.stringify(item ?? null)}, 'pending')`;
     });
+    this.changed(step);
   }
 
   /** Marks item `k` running its attempt `attempt`; returns the item's value. */
   attemptStarted(step: number, k: number, attempt: number): unknown {
     this.db.run`UPDATE items SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL
       WHERE step_idx = ${step} AND item_index = ${k}`;
+    this.changed(step);
     const row = this.db.one<{
       item: string;
     }>`SELECT item FROM items WHERE step_idx = ${step} AND item_index = ${k}`!;
@@ -37,23 +43,27 @@ export class ItemTable {
   succeeded(step: number, k: number, data: string): void {
     this.db.run`UPDATE items SET status = 'succeeded', data = ${data}
       WHERE step_idx = ${step} AND item_index = ${k}`;
+    this.changed(step);
   }
 
   retrying(step: number, k: number, at: number, error: StepError): void {
     this.db
       .run`UPDATE items SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)}
       WHERE step_idx = ${step} AND item_index = ${k}`;
+    this.changed(step);
   }
 
   ended(step: number, k: number, status: "failed" | "cancelled", error: StepError): void {
     this.db.run`UPDATE items SET status = ${status}, error = ${JSON.stringify(error)}
       WHERE step_idx = ${step} AND item_index = ${k}`;
+    this.changed(step);
   }
 
   /** The run halted: a step's items that never finished are cancelled. */
   cancelRemaining(step: number): void {
     this.db.run`UPDATE items SET status = 'cancelled', next_attempt_at = NULL
       WHERE step_idx = ${step} AND status IN ('pending', 'retrying', 'running')`;
+    this.changed(step);
   }
 
   /** How many items a step has, and the bytes of their stored outputs (null counted as `null`). */
@@ -104,11 +114,13 @@ export class ItemTable {
     this.db
       .run`UPDATE items SET status = 'pending', next_attempt_at = NULL, error = NULL, retry_base = attempts
       WHERE status IN ('failed', 'cancelled')`;
+    this.changed(null);
   }
 
   /** The run was cancelled: items that never finished are cancelled. */
   cancelUnfinished(): void {
     this.db.run`UPDATE items SET status = 'cancelled', next_attempt_at = NULL
       WHERE status IN ('pending', 'running', 'retrying')`;
+    this.changed(null);
   }
 }

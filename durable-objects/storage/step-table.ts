@@ -25,13 +25,18 @@ const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
 export type StepLoad = StepSnapshot & { attempts: number; retryBase: number };
 
 export class StepTable {
-  constructor(private readonly db: Sql) {}
+  constructor(
+    private readonly db: Sql,
+    /** Told which step's row changed (null: possibly any); views cache what they build from rows. */
+    private readonly changed: (index: number | null) => void = () => {},
+  ) {}
 
   insertAll(steps: readonly CompiledStep[]): void {
     for (const step of steps) {
       this.db
         .run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
     }
+    this.changed(null);
   }
 
   /** What an iteration loads: one row per step in plan order. */
@@ -79,21 +84,25 @@ export class StepTable {
   attemptStarted(index: number, attempt: number, now: number): void {
     this.db.run`UPDATE steps SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL,
       started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   /** A forEach step runs its items (first, or again after a round of item retries). */
   fanOutRunning(index: number, now: number): void {
     this.db.run`UPDATE steps SET status = 'running', next_attempt_at = NULL,
       started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   /** A forEach step's attempts are its items': the status counts them live. */
   countAttempt(index: number): void {
     this.db.run`UPDATE steps SET attempts = attempts + 1 WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   setAttempts(index: number, attempts: number): void {
     this.db.run`UPDATE steps SET attempts = ${attempts} WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   succeeded(
@@ -107,17 +116,20 @@ export class StepTable {
       .run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
       waiting_for = NULL, next_attempt_at = NULL,
       http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   failed(index: number, error: StepError, now: number): void {
     this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,
       error = ${JSON.stringify(error)}, http_status = ${error.status ?? null} WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   retrying(index: number, error: StepError, at: number): void {
     this.db
       .run`UPDATE steps SET status = 'retrying', next_attempt_at = ${at}, error = ${JSON.stringify(error)},
       http_status = ${error.status ?? null} WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   /** The attempt suspends durably until `until` (the row is the timer; the alarm points at it). */
@@ -125,6 +137,7 @@ export class StepTable {
     this.db
       .run`UPDATE steps SET status = 'waiting', waiting_for = ${waitingFor}, next_attempt_at = ${until}
       WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   ended(
@@ -135,12 +148,14 @@ export class StepTable {
   ): void {
     this.db.run`UPDATE steps SET status = ${status}, reason = ${reason}, ended_at = ${now},
       next_attempt_at = NULL WHERE idx = ${index}`;
+    this.changed(index);
   }
 
   /** The risk gate's `skipSteps`: skipped by the user before the run starts. */
   skippedByUser(id: string, now: number): void {
     this.db
       .run`UPDATE steps SET status = 'skipped', reason = 'skipped_by_user', ended_at = ${now} WHERE id = ${id}`;
+    this.changed(null);
   }
 
   /** Redrive: the steps it runs again become pending, their attempts kept; returns how many. */
@@ -150,6 +165,7 @@ export class StepTable {
       .run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
       next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
       WHERE ${REDRIVEN}`;
+    this.changed(null);
     return n;
   }
 
@@ -157,5 +173,6 @@ export class StepTable {
   cancelUnfinished(now: number): void {
     this.db.run`UPDATE steps SET status = 'cancelled', ended_at = ${now}, next_attempt_at = NULL
       WHERE status NOT IN ('succeeded', 'failed', 'skipped', 'cancelled')`;
+    this.changed(null);
   }
 }

@@ -16,6 +16,7 @@ import {
 import { rollbackView } from "../rollback/rollback";
 import type { Checkpoint } from "../storage/checkpoint";
 import type { WebhookOutbox } from "../webhooks/outbox";
+import type { StepViews } from "./step-views";
 
 /** `GET /v1/runs/:id?view=summary`: everything but the steps, in O(1) of the plan's size. */
 export function summaryView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
@@ -34,14 +35,16 @@ export function summaryView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord
   };
 }
 
-/** `GET /v1/runs/:id`: the summary and every step (with forEach item counts). */
-export function statusView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
-  const items = c.items.counts();
-  const steps = c.steps.all().map((s) => {
-    const view = stepView(s);
-    return items.has(s.index) ? { ...view, items: items.get(s.index)! } : view;
-  });
-  return { ...summaryView(c, outbox, run, now), steps };
+/** `GET /v1/runs/:id` as JSON text: the summary and every step (with forEach item counts). */
+export function statusText(
+  c: Checkpoint,
+  outbox: WebhookOutbox,
+  steps: StepViews,
+  run: RunRecord,
+  now: number,
+): string {
+  const summary = JSON.stringify(summaryView(c, outbox, run, now));
+  return `${summary.slice(0, -1)},"steps":${steps.text(c)}}`;
 }
 
 export interface StepsQuery {

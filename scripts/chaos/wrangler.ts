@@ -1,6 +1,6 @@
 /** How the chaos run invokes wrangler: its binary, its environment, and the `wrangler dev` arguments. */
 import { execFile } from "node:child_process";
-import { copyFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ROOT, type ChaosOptions } from "./options.ts";
@@ -19,6 +19,20 @@ export function wranglerEnv(dir: string): NodeJS.ProcessEnv {
 }
 
 /**
+ * wrangler.toml for serving the prebuilt bundle from another folder: without `[build]` (the
+ * dry-run has built the console already, and its command runs in the config's folder) and
+ * with the console's assets directory made absolute.
+ */
+function bundleConfig(sourceDir: string): string {
+  return readFileSync(join(sourceDir, "wrangler.toml"), "utf8")
+    .replace(/^\[build\]\n(?:(?!\[).*\n)*/m, "")
+    .replace(
+      /^directory = "(.*)"$/m,
+      (_, d: string) => `directory = ${JSON.stringify(join(sourceDir, d))}`,
+    );
+}
+
+/**
  * Prepares what every (re)start of `wrangler dev` serves and returns its arguments. In `bundle` mode
  * the Worker is built once (`wrangler deploy --dry-run`) with a copy of wrangler.toml, so every
  * restart runs the same code and edits to the checkout during a run don't reload it.
@@ -31,7 +45,7 @@ export async function devServerArgs(o: ChaosOptions, dir: string): Promise<strin
       [WRANGLER_BIN, "deploy", "--dry-run", "--outdir", join(dir, "bundle")],
       { cwd: o.sourceDir, env: wranglerEnv(dir), maxBuffer: 16 * 1024 * 1024 },
     );
-    copyFileSync(join(o.sourceDir, "wrangler.toml"), join(dir, "wrangler.toml"));
+    writeFileSync(join(dir, "wrangler.toml"), bundleConfig(o.sourceDir));
     args = [join(dir, "bundle/index.js"), "--no-bundle", "--config", join(dir, "wrangler.toml")];
   } else {
     args = ["--config", join(o.sourceDir, "wrangler.toml")];

@@ -5,8 +5,8 @@ import { settings, type Env } from "../env";
 import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
-import { cachedOpenApiDocument } from "./openapi";
 import { runStats } from "./listing";
+import { cachedOpenApiDocument } from "./openapi/document";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
 import type { AppEnv } from "./types";
@@ -18,8 +18,10 @@ export function createApp() {
   app.route("/v1/callbacks", callbackRoutes);
   app.use("/v1/*", authenticate);
 
-  app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/openapi.json", (c) => c.json(cachedOpenApiDocument(settings(c.env).maxStepsPerPlan)));
+  app.get("/healthz", (c) => c.json({ ok: true as const }));
+  app.get("/openapi.json", (c) =>
+    c.json(cachedOpenApiDocument(settings(c.env).maxStepsPerPlan, new URL(c.req.url).origin)),
+  );
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
   app.get("/v1/stats", runStats);

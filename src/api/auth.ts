@@ -3,7 +3,10 @@
  * `Authorization: Bearer <key>`, else a JSON 401, whatever is wrong with the header. A run
  * belongs to the key that created it: the owner is a hash of the key, so keys are never
  * stored. Without `API_KEYS` auth is off and one warning is logged, on the first request
- * (a Worker has no start hook).
+ * (a Worker has no start hook), unless the deployment says it requires keys
+ * (`REQUIRE_API_KEYS`, set by wrangler.toml's production environment): then every `/v1`
+ * request is refused with a 503 that says what to set, until `API_KEYS` is set or
+ * `ALLOW_UNAUTHENTICATED=true` opts out.
  *
  * Not hono's bearer-auth: it answers 400 to a token outside RFC 6750's charset, which both
  * breaks SPEC 6's 401 and makes a configured key such as `k!y@1` unusable.
@@ -51,9 +54,19 @@ function unauthorized(c: Context<AppEnv>, message: string, challenge: string) {
   return c.json({ error: { code: "unauthorized", message } }, 401);
 }
 
+const isTrue = (value: string | boolean | undefined) => value === true || value === "true";
+
+const NOT_CONFIGURED =
+  "API_KEYS is not set, and this deployment requires it (REQUIRE_API_KEYS=true, as in wrangler.toml's [env.production]): " +
+  "every /v1 request is refused. Set keys with `wrangler secret put API_KEYS --env production`, " +
+  "or set ALLOW_UNAUTHENTICATED=true to serve without authentication.";
+
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const keys = parseApiKeys(c.env.API_KEYS);
   if (keys.length === 0) {
+    if (isTrue(c.env.REQUIRE_API_KEYS) && !isTrue(c.env.ALLOW_UNAUTHENTICATED)) {
+      return c.json({ error: { code: "auth_not_configured", message: NOT_CONFIGURED } }, 503);
+    }
     if (!warned) {
       warned = true;
       console.warn(

@@ -1,7 +1,8 @@
 /**
  * `GET /v1/runs/:runId/events`: pages through the run's event log, or, with
  * `Accept: text/event-stream`, streams it live as SSE (`id:` = seq), resuming after
- * `Last-Event-ID`, and closing once the run is final and every event was sent.
+ * `Last-Event-ID`, and closing once the run is final and every event was sent. A stream
+ * opened on a final run with nothing left to send is a 204.
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
@@ -45,6 +46,9 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
   const lastId = Number(c.req.header("last-event-id"));
   let after = Number.isInteger(lastId) && lastId >= 0 ? lastId : query.after;
   const first = (await stub.events(owner, after, 500)) ?? onMissing();
+  // Nothing will ever follow: 204 is what makes an EventSource stop reconnecting (WHATWG HTML
+  // 9.2), where an empty 200 would have it come back every few seconds forever.
+  if (first.finished && first.events.length === 0) return c.body(null, 204);
   return streamSSE(c, async (stream) => {
     let aborted = false;
     stream.onAbort(() => {

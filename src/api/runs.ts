@@ -30,7 +30,7 @@ runRoutes.get("/", listRuns);
 
 runRoutes.post("/", async (c) => {
   const config = settings(c.env);
-  const plan = await compileRequest(c, config);
+  const { plan, warnings } = await compileRequest(c, config);
   const owner = c.get("owner");
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
@@ -42,7 +42,7 @@ runRoutes.post("/", async (c) => {
   const answer = (runId: string, status: string, code: 200 | 202) => {
     const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
     c.header("Location", statusUrl);
-    return c.json({ runId, status, statusUrl }, code);
+    return c.json({ runId, status, statusUrl, ...(warnings && { warnings }) }, code);
   };
   let target: KeyTarget =
     key === undefined
@@ -90,7 +90,9 @@ runRoutes.get("/:runId", async (c) => {
     })) ?? notFound(runId);
   c.header("ETag", answer.etag);
   c.header("Cache-Control", "no-cache");
-  return answer.notModified ? c.body(null, 304) : c.json(answer.body);
+  if (answer.notModified) return c.body(null, 304);
+  // The run's Durable Object answers the document as JSON text: sent as it is.
+  return c.body(answer.json, 200, { "content-type": "application/json" });
 });
 
 runRoutes.get("/:runId/steps", async (c) => {
@@ -106,6 +108,11 @@ runRoutes.get("/:runId/steps/:stepId", async (c) => {
   if (step === null) notFound(runId);
   if (step === undefined) throw new NotFoundError(`run "${runId}" has no step "${stepId}"`);
   return c.json(step);
+});
+
+runRoutes.get("/:runId/plan", async (c) => {
+  const { runId, stub } = runStub(c);
+  return c.json((await stub.plan(c.get("owner"))) ?? notFound(runId));
 });
 
 /**

@@ -9,6 +9,7 @@ import { findCycle, topologicalOrder } from "./graph";
 import type { CompiledPlan, CompiledStep } from "./plan";
 import { planSchema, type ParsedPlan, type ParsedStep } from "./plan-schema";
 import { DEFAULT_RETRY } from "./retry";
+import { checkStepFields } from "./step-fields";
 import {
   TemplateSyntaxError,
   containsTemplate,
@@ -45,14 +46,20 @@ export interface UrlProblem {
   message: string;
 }
 
-export type CompileResult =
-  | { ok: true; plan: CompiledPlan }
-  | { ok: false; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
+type CompileFailure = { ok: false; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
 
+export type CompileResult = { ok: true; plan: CompiledPlan; warnings: Issue[] } | CompileFailure;
+
+/** `warnings`: unknown step fields that were ignored; one that looks like a typo is an issue. */
 export function compilePlan(raw: unknown, ctx: ValidationContext): CompileResult {
+  const { typos, warnings } = checkStepFields(raw);
   const parsed = planSchema(ctx.maxSteps).safeParse(raw);
-  if (!parsed.success) return { ok: false, code: "invalid_plan", issues: zodIssues(parsed.error) };
-  return new Compiler(parsed.data, ctx).compile();
+  if (!parsed.success)
+    return { ok: false, code: "invalid_plan", issues: [...typos, ...zodIssues(parsed.error)] };
+  const result = new Compiler(parsed.data, ctx).compile();
+  if (!result.ok) return { ...result, issues: [...typos, ...result.issues] };
+  if (typos.length > 0) return { ok: false, code: "invalid_plan", issues: typos };
+  return { ...result, warnings };
 }
 
 export function zodIssues(error: z.ZodError): Issue[] {
@@ -90,7 +97,7 @@ class Compiler {
     this.ids = plan.steps.map((s, i) => s.id ?? String(i));
   }
 
-  compile(): CompileResult {
+  compile(): { ok: true; plan: CompiledPlan } | CompileFailure {
     this.ids.forEach((id, i) => {
       if (this.indexById.has(id)) {
         const path = this.plan.steps[i]!.id === undefined ? `steps.${i}` : `steps.${i}.id`;
@@ -321,7 +328,7 @@ class Compiler {
     this.issues.push({ path, message });
   }
 
-  private fail(): CompileResult {
+  private fail(): CompileFailure {
     return {
       ok: false,
       code: this.egressDenied ? "egress_denied" : "invalid_plan",

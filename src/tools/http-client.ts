@@ -44,16 +44,20 @@ export type UrlCheck = (url: string) => string | null;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
-/**
- * Sends the request; follows redirects itself (at most 5) so that every hop is checked
- * against ALLOWED_HOSTS, and credentials never follow a redirect to another origin.
- */
-export async function sendHttp(
+/** What one HTTP attempt sends, once its URL, query, headers and body are built. */
+interface PreparedRequest {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: string | undefined;
+}
+
+/** Builds the request of `spec`, or the failure that ends the attempt before anything is sent. */
+function prepare(
   spec: HttpRequestSpec,
   call: ToolCall,
-  fetcher: Fetcher,
   checkUrl: UrlCheck,
-): Promise<ToolResult> {
+): PreparedRequest | ToolResult {
   let url: URL;
   try {
     url = new URL(spec.url);
@@ -73,18 +77,29 @@ export async function sendHttp(
   headers.set("Idempotency-Key", call.idempotencyKey);
   headers.set("X-Edgestep-Attempt", String(call.attempt));
   let body: string | undefined;
-  if (
-    spec.body !== undefined &&
-    spec.body !== null &&
-    spec.method !== "GET" &&
-    spec.method !== "HEAD"
-  ) {
+  const sendsBody = spec.body !== undefined && spec.body !== null;
+  if (sendsBody && spec.method !== "GET" && spec.method !== "HEAD") {
     if (typeof spec.body === "string") body = spec.body;
     else {
       body = JSON.stringify(spec.body);
       if (!headers.has("content-type")) headers.set("content-type", "application/json");
     }
   }
+  return { url, method: spec.method, headers, body };
+}
+
+/**
+ * Sends the request; follows redirects itself (at most 5) so that every hop is checked
+ * against ALLOWED_HOSTS, and credentials never follow a redirect to another origin.
+ */
+export async function sendHttp(
+  spec: HttpRequestSpec,
+  call: ToolCall,
+  fetcher: Fetcher,
+  checkUrl: UrlCheck,
+): Promise<ToolResult> {
+  const request = prepare(spec, call, checkUrl);
+  if (!("url" in request)) return request;
   // A timer we clear (unlike AbortSignal.timeout) so no timeout outlives its attempt.
   const timeout = new AbortController();
   const timer = setTimeout(
@@ -92,43 +107,9 @@ export async function sendHttp(
     call.timeoutMs,
   );
   const signal = AbortSignal.any([timeout.signal, call.signal]);
-  const aborted = (): ToolResult =>
-    timeout.signal.aborted
-      ? toolFailure("timeout", `no response within ${call.timeoutMs} ms`)
-      : toolFailure("cancelled", "the run was cancelled");
   try {
-    let method = spec.method;
-    let response: Response;
-    for (let hops = 0; ; hops++) {
-      response = await fetcher(
-        new Request(url, { method, headers, body, signal, redirect: "manual" }),
-      );
-      const location = REDIRECT_STATUSES.has(response.status)
-        ? response.headers.get("location")
-        : null;
-      if (location === null) break;
-      await response.body?.cancel();
-      if (hops === MAX_REDIRECTS)
-        return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
-      const next = new URL(location, url);
-      const refused = checkUrl(next.href);
-      if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
-      if (next.origin !== url.origin) {
-        headers.delete("authorization");
-        headers.delete("cookie");
-        for (const name of spec.dropOnCrossOrigin ?? []) headers.delete(name);
-      }
-      // 303, and 301/302 after a POST, continue as a GET without the body (as browsers do).
-      if (
-        response.status === 303 ||
-        ((response.status === 301 || response.status === 302) && method === "POST")
-      ) {
-        if (method !== "HEAD") method = "GET";
-        body = undefined;
-        headers.delete("content-type");
-      }
-      url = next;
-    }
+    const response = await follow(request, spec, fetcher, checkUrl, signal);
+    if (!(response instanceof Response)) return response;
     const read = await readBody(response, call.maxOutputBytes, signal);
     if (read === "too_large") {
       return toolFailure("output_too_large", `response body exceeds ${call.maxOutputBytes} bytes`, {
@@ -137,10 +118,52 @@ export async function sendHttp(
     }
     return toResult(response, read, Date.now(), call.maxOutputDepth, spec.redactBody);
   } catch (err) {
-    if (signal.aborted) return aborted();
-    return toolFailure("network", `request failed: ${(err as Error).message}`);
+    if (!signal.aborted) return toolFailure("network", `request failed: ${(err as Error).message}`);
+    return timeout.signal.aborted
+      ? toolFailure("timeout", `no response within ${call.timeoutMs} ms`)
+      : toolFailure("cancelled", "the run was cancelled");
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Fetches `request`, following redirects hop by hop: the final response, or why it stopped. */
+async function follow(
+  request: PreparedRequest,
+  spec: HttpRequestSpec,
+  fetcher: Fetcher,
+  checkUrl: UrlCheck,
+  signal: AbortSignal,
+): Promise<Response | ToolResult> {
+  let { url, method, body } = request;
+  const { headers } = request;
+  for (let hops = 0; ; hops++) {
+    const response = await fetcher(
+      new Request(url, { method, headers, body, signal, redirect: "manual" }),
+    );
+    const location = REDIRECT_STATUSES.has(response.status)
+      ? response.headers.get("location")
+      : null;
+    if (location === null) return response;
+    await response.body?.cancel();
+    if (hops === MAX_REDIRECTS)
+      return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
+    const next = new URL(location, url);
+    const refused = checkUrl(next.href);
+    if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
+    if (next.origin !== url.origin) {
+      headers.delete("authorization");
+      headers.delete("cookie");
+      for (const name of spec.dropOnCrossOrigin ?? []) headers.delete(name);
+    }
+    // 303, and 301/302 after a POST, continue as a GET without the body (as browsers do).
+    const status = response.status;
+    if (status === 303 || ((status === 301 || status === 302) && method === "POST")) {
+      if (method !== "HEAD") method = "GET";
+      body = undefined;
+      headers.delete("content-type");
+    }
+    url = next;
   }
 }
 

@@ -59,71 +59,82 @@ export function registryTool(name: string, entry: RegistryEntry, deps: RegistryD
     // Checked against ALLOWED_HOSTS when a plan is submitted; a service binding is exempt.
     ...(entry.url !== undefined && { fixedUrl: entry.url }),
     async invoke(params, call): Promise<ToolResult> {
-      const headers: Record<string, string> = {};
-      const secrets: string[] = [];
-      const secretHeaders: string[] = [];
-      for (const [key, value] of Object.entries(entry.headers)) {
-        let missing: string | undefined;
-        let holdsSecret = false;
-        headers[key] = value.replace(SECRET_REF, (_, secret: string) => {
-          const v = deps.secret(secret);
-          if (v === undefined) missing = secret;
-          else secrets.push(v);
-          holdsSecret = true;
-          return v ?? "";
-        });
-        if (missing)
-          return {
-            ok: false,
-            category: "tool_not_found",
-            message: `tool "${name}" needs secret ${missing}, which is not set`,
-          };
-        if (holdsSecret) secretHeaders.push(key);
-      }
-      const redact = redactor(secrets);
+      const filled = fillHeaders(name, entry, deps);
+      if ("ok" in filled) return filled;
+      const target = targetOf(name, entry, deps);
+      if ("ok" in target) return target;
+      const redact = redactor(filled.secrets);
       const asQuery = (entry.paramsAs ?? (entry.method === "GET" ? "query" : "body")) === "query";
-      let url: string;
-      let fetcher = deps.fetcher;
-      if (entry.service !== undefined) {
-        const service = deps.service(entry.service);
-        if (!service)
-          return {
-            ok: false,
-            category: "tool_not_found",
-            message: `tool "${name}": no service binding ${entry.service}`,
-          };
-        fetcher = service;
-        url = new URL(entry.path, `https://${entry.service.toLowerCase()}.internal`).toString();
-      } else {
-        url = entry.url!;
-      }
       try {
         const result = await sendHttp(
           {
-            url,
+            url: target.url,
             method: entry.method,
-            headers,
+            headers: filled.headers,
             ...(asQuery ? { query: params } : { body: params }),
             // A secret goes only to the origin it was configured for, whatever the header's name.
-            dropOnCrossOrigin: secretHeaders,
+            dropOnCrossOrigin: filled.secretHeaders,
             redactBody: redact,
           },
           call,
-          fetcher,
+          target.fetcher,
           // A service binding is not the internet: its calls (and redirects) stay inside Cloudflare.
           entry.service !== undefined ? () => null : deps.checkUrl,
         );
         return redactResult(result, redact);
       } catch (err) {
         // Caught here, not by the caller, so that the message is redacted too.
-        return {
-          ok: false,
-          category: "network",
-          message: redact(`tool "${name}" failed: ${String(err)}`),
-        };
+        const message = redact(`tool "${name}" failed: ${String(err)}`);
+        return { ok: false, category: "network", message };
       }
     },
   };
+}
+
+/** The entry's headers with `${secrets.NAME}` filled in, the secrets used, and the headers holding one. */
+function fillHeaders(
+  name: string,
+  entry: RegistryEntry,
+  deps: RegistryDeps,
+): { headers: Record<string, string>; secrets: string[]; secretHeaders: string[] } | ToolFailure {
+  const headers: Record<string, string> = {};
+  const secrets: string[] = [];
+  const secretHeaders: string[] = [];
+  for (const [key, value] of Object.entries(entry.headers)) {
+    let missing: string | undefined;
+    let holdsSecret = false;
+    headers[key] = value.replace(SECRET_REF, (_, secret: string) => {
+      const v = deps.secret(secret);
+      if (v === undefined) missing = secret;
+      else secrets.push(v);
+      holdsSecret = true;
+      return v ?? "";
+    });
+    if (missing) {
+      const message = `tool "${name}" needs secret ${missing}, which is not set`;
+      return { ok: false, category: "tool_not_found", message };
+    }
+    if (holdsSecret) secretHeaders.push(key);
+  }
+  return { headers, secrets, secretHeaders };
+}
+
+type ToolFailure = Extract<ToolResult, { ok: false }>;
+
+/** Where the entry sends its calls: its URL, or its service binding. */
+function targetOf(
+  name: string,
+  entry: RegistryEntry,
+  deps: RegistryDeps,
+): { url: string; fetcher: Fetcher } | ToolFailure {
+  if (entry.service === undefined) return { url: entry.url!, fetcher: deps.fetcher };
+  const service = deps.service(entry.service);
+  if (!service) {
+    const message = `tool "${name}": no service binding ${entry.service}`;
+    return { ok: false, category: "tool_not_found", message };
+  }
+  const url = new URL(entry.path, `https://${entry.service.toLowerCase()}.internal`).toString();
+  return { url, fetcher: service };
 }
 
 export const REDACTED = "[redacted]";

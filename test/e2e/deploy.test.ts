@@ -4,33 +4,22 @@
  * The risk gate, a callback from an external job through POST /v1/callbacks/:token, a
  * forEach fan-out over the targets, an approval step, and rollback on failure.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import deployPlan from "../../examples/deploy.json";
-import { startUpstream, type LoggedCall, type Upstream } from "../upstream/server.ts";
+import type { LoggedCall } from "../upstream/server.ts";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
-let upstream: Upstream;
-let worker: BootedWorker;
+const e2e = bootForFile();
 
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(upstream.url);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, getJson, waitFor: waitForStatusOf } = e2eClient(() => worker.url);
+const { post, getJson, waitFor: waitForStatusOf } = e2eClient(() => e2e.worker.url);
 const ARTIFACT = "checkout-2.4.1.tar.gz";
 const TARGETS = ["eu-west", "us-east", "ap-south"];
 
 /** examples/deploy.json pointed at this test's upstream, with other targets if given. */
 function plan(targets?: string[]): typeof deployPlan {
   const p = JSON.parse(
-    JSON.stringify(deployPlan).replaceAll("http://127.0.0.1:8788", upstream.url),
+    JSON.stringify(deployPlan).replaceAll("http://127.0.0.1:8788", e2e.upstream.url),
   ) as typeof deployPlan;
   if (targets) p.input.targets = targets;
   return p;
@@ -63,7 +52,7 @@ const waitForRollback = (runId: string) =>
 
 const step = (status: any, id: string) => status.steps.find((s: { id: string }) => s.id === id);
 const callsOf = (runId: string, prefix: string): LoggedCall[] =>
-  upstream.calls.filter(
+  e2e.upstream.calls.filter(
     (c) => c.idempotencyKey?.startsWith(`${runId}:`) && c.path.startsWith(prefix),
   );
 const body = (c: LoggedCall) => JSON.parse(c.body) as any;
@@ -125,7 +114,7 @@ describe("e2e: examples/deploy.json", () => {
       stepId: "build",
       input: { service: "checkout", version: "2.4.1" },
     });
-    expect(job.callbackUrl).toBe(`${worker.url}/v1/callbacks/${job.token}`);
+    expect(job.callbackUrl).toBe(`${e2e.worker.url}/v1/callbacks/${job.token}`);
     // ...and called it (the step's data is the job's output, which only the callback carries).
     const build = await getJson(`/v1/runs/${runId}/steps/build`);
     expect(build.data).toEqual({

@@ -3,25 +3,13 @@
  * not known yet) and is checked when the step calls it. The Worker needs ALLOWED_HOSTS in its
  * own bindings for this, which only a booted Worker can have (the workers project shares one env).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { describe, expect, it } from "vitest";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
-let upstream: Upstream;
-let worker: BootedWorker;
+const e2e = bootForFile((url) => ({ ALLOWED_HOSTS: new URL(url).hostname }));
 
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(upstream.url, { ALLOWED_HOSTS: new URL(upstream.url).hostname });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
+const { post, getJson, waitForEnd } = e2eClient(() => e2e.worker.url);
 
 describe("e2e: ALLOWED_HOSTS at run time", () => {
   it("a templated URL that resolves outside the allowlist fails its step egress_denied, not retried", async () => {

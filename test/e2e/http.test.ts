@@ -2,28 +2,16 @@
  * End to end over real HTTP: the Worker built by wrangler, running in Miniflare with real
  * alarms, calling the loopback upstream started in this Node process.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import chain from "../../examples/04-three-level-chain.json";
 import mixed from "../../examples/05-mixed.json";
 import partialFailure from "../../examples/partial-failure.json";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
-let upstream: Upstream;
-let worker: BootedWorker;
+const e2e = bootForFile();
 
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(upstream.url);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
+const { post, getJson, waitForEnd } = e2eClient(() => e2e.worker.url);
 
 async function submit(plan: unknown): Promise<string> {
   const res = await post("/v1/runs", plan);
@@ -35,7 +23,7 @@ const ids = (data: unknown) => (data as { id: string }[]).map((d) => d.id);
 
 describe("e2e: the built Worker over HTTP", () => {
   it("serves GET /healthz", async () => {
-    const res = await fetch(`${worker.url}/healthz`);
+    const res = await fetch(`${e2e.worker.url}/healthz`);
     expect(res.status).toBe(200);
   });
 
@@ -78,7 +66,9 @@ describe("e2e: the built Worker over HTTP", () => {
 
   it("the upstream receives the resolved template values", async () => {
     const status = await waitForEnd(await submit(chain));
-    const calls = upstream.calls.filter((c) => c.idempotencyKey?.startsWith(`${status.runId}:`));
+    const calls = e2e.upstream.calls.filter((c) =>
+      c.idempotencyKey?.startsWith(`${status.runId}:`),
+    );
     expect(calls.map((c) => [c.path, Object.fromEntries(new URLSearchParams(c.query))])).toEqual([
       ["/facilities", { location: "Berlin", limit: "1" }],
       ["/shipments", { facility_id: "F1", limit: "10" }],

@@ -2,10 +2,9 @@
  * The configurable limits at non-default values (README "Configuration"): the built Worker
  * boots with small values, and each limit bites exactly past its value, not at it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
 const LIMITS = {
   MAX_PLAN_BYTES: 4096,
@@ -17,23 +16,11 @@ const LIMITS = {
   MAX_OUTPUT_DEPTH: 8,
 };
 
-let upstream: Upstream;
-let worker: BootedWorker;
+const e2e = bootForFile(() =>
+  Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
+);
 
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(
-    upstream.url,
-    Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
-  );
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, getJson, waitForEnd } = e2eClient(() => worker.url);
+const { post, getJson, waitForEnd } = e2eClient(() => e2e.worker.url);
 
 /** Submits a plan; returns the response and its JSON body. */
 async function submit(
@@ -162,7 +149,7 @@ describe("e2e: limits at non-default values", () => {
   });
 
   it("MAX_OUTPUT_DEPTH: an output nested exactly the limit deep succeeds; one level more fails as invalid_data", async () => {
-    const deep = (depth: number) => `${upstream.url}/deep?depth=${depth}`;
+    const deep = (depth: number) => `${e2e.upstream.url}/deep?depth=${depth}`;
     const location = await accepted({
       steps: [
         { id: "at", tool: "http", params: { url: deep(LIMITS.MAX_OUTPUT_DEPTH) } },
@@ -208,7 +195,7 @@ describe("e2e: limits at non-default values", () => {
     });
 
     it("an SSE stream from after=0 says how many were dropped before the first kept event, and ends", async () => {
-      const res = await fetch(`${worker.url}/v1/runs/${runId}/events?after=0`, {
+      const res = await fetch(`${e2e.worker.url}/v1/runs/${runId}/events?after=0`, {
         headers: { accept: "text/event-stream" },
         signal: AbortSignal.timeout(10_000),
       });

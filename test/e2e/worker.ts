@@ -5,7 +5,8 @@
  *     Durable Object on SQLite from its migrations, vars), through wrangler's own converter;
  *  3. Miniflare runs the bundle in workerd on a real port, with real alarms.
  * TOOLS is wrangler.toml's demo registry with its upstream address replaced by `upstreamUrl`;
- * `overrides` sets more variables (e.g. `API_KEYS`).
+ * `overrides` sets more variables (e.g. `API_KEYS`); `env` picks a wrangler.toml environment
+ * (e.g. `production`), built and configured as `wrangler deploy --env <env>` would.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -13,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
+import { afterAll, beforeAll } from "vitest";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { startUpstream, type Upstream } from "../upstream/server.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const DEMO_UPSTREAM = "http://127.0.0.1:8788";
@@ -25,11 +28,11 @@ export interface BootedWorker {
 }
 
 /** Bundles the Worker with wrangler into a fresh temporary directory; returns the script path. */
-async function build(outdir: string): Promise<string> {
+async function build(outdir: string, env?: string): Promise<string> {
   const wrangler = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
   await promisify(execFile)(
     process.execPath,
-    [wrangler, "deploy", "--dry-run", "--outdir", outdir],
+    [wrangler, "deploy", "--dry-run", "--outdir", outdir, ...(env ? ["--env", env] : [])],
     {
       cwd: ROOT,
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
@@ -42,12 +45,13 @@ async function build(outdir: string): Promise<string> {
 export async function bootWorker(
   upstreamUrl: string,
   overrides: Record<string, string> = {},
+  env?: string,
 ): Promise<BootedWorker> {
   const outdir = await mkdtemp(join(tmpdir(), "edgestep-e2e-"));
   try {
-    const scriptPath = await build(outdir);
+    const scriptPath = await build(outdir, env);
     // The bundle is one ES module, so wrangler's module rules (for unbundled imports) do not apply.
-    const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
+    const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"), env);
     const { modulesRules: _, ...fromConfig } = workerOptions;
     // (wrangler types the options loosely: `bindings` are its [vars].)
     const vars = workerOptions.bindings as Record<string, Json> | undefined;
@@ -83,4 +87,29 @@ export async function bootWorker(
     await rm(outdir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The loopback upstream and the Worker of one test file, set once its beforeAll ran. */
+export interface E2eSetup {
+  upstream: Upstream;
+  worker: BootedWorker;
+}
+
+/**
+ * Starts the loopback upstream and boots the Worker before the file's tests (with the
+ * variables `overrides` derives from the upstream's URL), and stops both after them.
+ */
+export function bootForFile(
+  overrides: (upstreamUrl: string) => Record<string, string> = () => ({}),
+): E2eSetup {
+  const setup = {} as E2eSetup;
+  beforeAll(async () => {
+    setup.upstream = await startUpstream();
+    setup.worker = await bootWorker(setup.upstream.url, overrides(setup.upstream.url));
+  });
+  afterAll(async () => {
+    await setup.worker?.stop();
+    await setup.upstream?.close();
+  });
+  return setup;
 }

@@ -5,31 +5,17 @@ export const facilities = [
   { id: "F3", name: "Berlin Annex", location: { city: "Berlin" } },
 ];
 
+/** A shipment to the facility `facilityId`, which it also embeds as `{ id, name }`. */
+function shipment(id: string, status: string, facilityId: string) {
+  const { name } = facilities.find((f) => f.id === facilityId)!;
+  return { id, status, facility_id: facilityId, facility: { id: facilityId, name } };
+}
+
 export const shipments = [
-  {
-    id: "S1",
-    status: "delivered",
-    facility_id: "F1",
-    facility: { id: "F1", name: "Berlin Plant" },
-  },
-  {
-    id: "S2",
-    status: "rejected",
-    facility_id: "F2",
-    facility: { id: "F2", name: "Munich Center" },
-  },
-  {
-    id: "S3",
-    status: "in_transit",
-    facility_id: "F1",
-    facility: { id: "F1", name: "Berlin Plant" },
-  },
-  {
-    id: "S4",
-    status: "delivered",
-    facility_id: "F3",
-    facility: { id: "F3", name: "Berlin Annex" },
-  },
+  shipment("S1", "delivered", "F1"),
+  shipment("S2", "rejected", "F2"),
+  shipment("S3", "in_transit", "F1"),
+  shipment("S4", "delivered", "F3"),
 ];
 
 export const contaminants = [

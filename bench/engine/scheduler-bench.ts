@@ -4,8 +4,8 @@
  * per completion), with tools that complete instantly, oldest in-flight step first.
  */
 import { performance } from "node:perf_hooks";
-import type * as Engine from "./engine.ts";
-import { dependsOnChain, wideDag, type BenchPlan } from "./plans.ts";
+import type * as Engine from "./pure-engine.ts";
+import { dependsOnChain, wideDag, type BenchPlan } from "../plans.ts";
 
 type CompiledPlan = Extract<ReturnType<typeof Engine.compilePlan>, { ok: true }>["plan"];
 

@@ -1,32 +1,17 @@
 /**
- * Bench-only Worker, run by Miniflare in the same workerd as edgestep. Two jobs:
- *
- * 1. Benchmark (a)'s comparison: the 200-step chain written as a Cloudflare Workflow.
- *      GET  /workflow/create?n=200   -> { id }
- *      GET  /workflow/status?id=...  -> the instance's status() ({ status, output, error })
- *
- * 2. Baselines for (b) and (c): the same DAG of HTTP calls executed by hand, to show what
- *    this machine allows and where edgestep's extra time goes.
- *      POST /dag?via=worker   a plain Worker: fetch() each step once its dependencies are done
- *      POST /dag?via=do       the same inside a SQLite Durable Object that writes the rows
- *                             edgestep writes (step, attempt, event) before and after each call
- *                             (`rows=all`), the same rows with results that arrive together
- *                             written in one transaction (`rows=batched`), or nothing (`rows=none`)
- *    body: { urls: string[], deps: number[][], maxParallel: number } -> { elapsedMs, startedAt }
+ * `npm run bench:engine`'s baselines Worker, run by Miniflare in the same workerd as edgestep:
+ * the DAG of HTTP calls of (b) and (c) executed by hand, to show what this machine allows and
+ * where edgestep's extra time goes.
+ *   POST /dag?via=worker   a plain Worker: fetch() each step once its dependencies are done
+ *   POST /dag?via=do       the same inside a SQLite Durable Object that writes the rows
+ *                          edgestep writes (step, attempt, event) before and after each call
+ *                          (`rows=all`), the same rows with results that arrive together
+ *                          written in one transaction (`rows=batched`), or nothing (`rows=none`)
+ *   body: { urls: string[], deps: number[][], maxParallel: number } -> { elapsedMs, startedAt }
  *
  * Plain JavaScript on purpose: loaded as-is (no build step), outside the Node typecheck.
  */
-import { DurableObject, WorkflowEntrypoint } from "cloudflare:workers";
-
-export class ChainWorkflow extends WorkflowEntrypoint {
-  async run(event, step) {
-    const n = event.payload.n;
-    let prev = 0;
-    // Each step returns the previous step's value, like `pass` with "${step[i-1].data}".
-    for (let i = 0; i < n; i++) prev = await step.do("s" + i, async () => prev);
-    return { steps: n, last: prev };
-  }
-}
+import { DurableObject } from "cloudflare:workers";
 
 /** Runs a DAG of GETs as fast as dependencies and `maxParallel` allow. Date.now() advances across I/O. */
 async function runDag({ urls, deps, maxParallel }, hooks = {}) {
@@ -125,16 +110,6 @@ export class DagProbe extends DurableObject {
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
-    if (url.pathname === "/workflow/create") {
-      const instance = await env.CHAIN.create({
-        params: { n: Number(url.searchParams.get("n") ?? "200") },
-      });
-      return Response.json({ id: instance.id });
-    }
-    if (url.pathname === "/workflow/status") {
-      const instance = await env.CHAIN.get(url.searchParams.get("id"));
-      return Response.json(await instance.status());
-    }
     if (url.pathname === "/dag" && request.method === "POST") {
       const spec = await request.json();
       if (url.searchParams.get("via") === "do") {

@@ -1,36 +1,28 @@
 /**
- * The benchmark's setup: build the Worker as `wrangler deploy` would, bundle the pure engine
- * for in-process use, boot edgestep and the bench Worker in one local workerd (Miniflare),
- * and a small client for edgestep's API.
+ * `npm run bench:engine`'s setup: build the Worker as `wrangler deploy` would, bundle the pure
+ * engine for in-process use, boot edgestep and the baselines Worker in one local workerd
+ * (Miniflare, direct sockets), and a small client for edgestep's API.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import type * as Engine from "./engine.ts";
-import type { BenchPlan } from "./plans.ts";
+import type * as Engine from "./pure-engine.ts";
+import { RUN_FINAL, sleep, type RunDoc } from "../client.ts";
+import type { BenchPlan } from "../plans.ts";
+import { ROOT } from "../source-tree.ts";
 
-export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-export const ROOT = dirname(BENCH_DIR);
+/** bench/engine/ */
+export const ENGINE_DIR = dirname(fileURLToPath(import.meta.url));
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-/** An ISO-8601 time from the API, as epoch ms (NaN when absent). */
-export const iso = (s: string | null | undefined): number => (s ? Date.parse(s) : NaN);
-
-const FINAL = new Set(["completed", "partial", "failed", "cancelled", "paused"]);
 const STEP_FINISHED = new Set(["succeeded", "failed", "skipped", "cancelled"]);
 
-export interface RunView {
-  runId: string;
-  status: string;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  iterations: number;
+/** The full status document (the engine bench reads every step's times). */
+export interface RunView extends RunDoc {
   steps: {
     id: string;
     index: number;
@@ -39,24 +31,6 @@ export interface RunView {
     endedAt: string | null;
     error?: unknown;
   }[];
-}
-
-/**
- * The source tree to measure: the working tree, or with `ref` (BENCH_REF) that git revision,
- * extracted into `tmp` (sharing this checkout's node_modules). Useful to compare revisions,
- * or to measure the last commit while the working tree is mid-edit.
- */
-export function sourceTree(tmp: string, ref: string | undefined): string {
-  if (!ref) return ROOT;
-  const dir = join(tmp, "src-tree");
-  mkdirSync(dir);
-  const archive = execFileSync("git", ["archive", "--format=tar", ref], {
-    cwd: ROOT,
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  execFileSync("tar", ["-x", "-C", dir], { input: archive });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
-  return dir;
 }
 
 /** `wrangler deploy --dry-run --outdir`: the exact bundle a deploy would upload. */
@@ -72,16 +46,17 @@ export function buildWorker(tree: string, outdir: string): void {
   );
 }
 
-/** The pure engine (bench/engine.ts, resolved against `tree`) bundled by esbuild and imported here. */
+/** The pure engine (bench/engine/pure-engine.ts, resolved against `tree`) bundled by esbuild and imported here. */
 export async function loadEngine(tree: string, outdir: string): Promise<typeof Engine> {
   const outfile = join(outdir, "engine.mjs");
-  mkdirSync(join(tree, "bench"), { recursive: true });
+  const resolveDir = join(tree, "bench", "engine");
+  mkdirSync(resolveDir, { recursive: true });
   await build({
     stdin: {
-      contents: readFileSync(join(BENCH_DIR, "engine.ts"), "utf8"),
-      resolveDir: join(tree, "bench"),
+      contents: readFileSync(join(ENGINE_DIR, "pure-engine.ts"), "utf8"),
+      resolveDir,
       loader: "ts",
-      sourcefile: "engine.ts",
+      sourcefile: "pure-engine.ts",
     },
     bundle: true,
     format: "esm",
@@ -102,7 +77,7 @@ export interface Booted {
 }
 
 /**
- * Boots both Workers in one workerd. Durable Object storage goes to Miniflare's temporary
+ * Boots edgestep and the baselines Worker in one workerd. Durable Object storage goes to Miniflare's temporary
  * directory on disk, or to /dev/shm with `storage: "tmpfs"` (a diagnostic: no real fsync).
  */
 export async function boot(
@@ -144,14 +119,13 @@ export async function boot(
         },
         {
           name: "bench",
-          scriptPath: join(BENCH_DIR, "bench-worker.js"),
+          scriptPath: join(ENGINE_DIR, "baselines-worker.js"),
           modules: true,
-          modulesRoot: BENCH_DIR,
+          modulesRoot: ENGINE_DIR,
           compatibilityDate,
           compatibilityFlags,
           unsafeDirectSockets: direct,
           durableObjects: { PROBE: { className: "DagProbe", useSQLite: true } },
-          workflows: { CHAIN: { name: "bench-chain", className: "ChainWorkflow" } },
         },
       ],
     }),
@@ -210,7 +184,7 @@ export class Api {
     for (;;) {
       const { body } = await this.json<RunView>(`/v1/runs/${runId}`);
       const seenAt = performance.now();
-      if (FINAL.has(body.status)) return { view: body, seenAt };
+      if (RUN_FINAL.has(body.status)) return { view: body, seenAt };
       if (seenAt > deadline)
         throw new Error(`run ${runId} still ${body.status} after ${timeoutMs} ms`);
       await sleep(pollMs);

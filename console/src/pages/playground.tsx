@@ -1,0 +1,197 @@
+/**
+ * The plan playground: paste or load a plan, validate it (issues listed at their paths),
+ * preview its DAG with levels and critical path, submit it and jump to the run.
+ */
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { ApiError, api } from "../api";
+import { DagView } from "../graph/dag-view";
+import { criticalPathOf, graphOf } from "../graph/model";
+import { useLayout } from "../graph/use-layout";
+import { navigate, runPath } from "../router";
+import type { Issue, ValidateResult } from "../types";
+import { EXAMPLES } from "./playground-examples";
+import { previewSteps } from "./plan-graph";
+
+const DRAFT = "edgestep.playground";
+const first = Object.values(EXAMPLES)[0];
+
+type Verdict =
+  | { kind: "none" }
+  | { kind: "valid"; result: ValidateResult }
+  | { kind: "invalid"; code: string; message: string; issues: Issue[] };
+
+function parse(text: string): { doc: unknown; error: string | null } {
+  try {
+    return { doc: JSON.parse(text), error: null };
+  } catch (err) {
+    return { doc: null, error: (err as Error).message };
+  }
+}
+
+export function Playground() {
+  const [text, setText] = useState(
+    () => localStorage.getItem(DRAFT) ?? JSON.stringify(first, null, 2),
+  );
+  const [verdict, setVerdict] = useState<Verdict>({ kind: "none" });
+  const [busy, setBusy] = useState(false);
+  const [focus, setFocus] = useState<number | null>(null);
+
+  useEffect(() => localStorage.setItem(DRAFT, text), [text]);
+  const [shown, setShown] = useState(text);
+  useEffect(() => {
+    const t = setTimeout(() => setShown(text), 400);
+    return () => clearTimeout(t);
+  }, [text]);
+
+  const parsed = useMemo(() => parse(shown), [shown]);
+  const steps = useMemo(() => previewSteps(parsed.doc), [parsed]);
+  const model = useMemo(() => graphOf(steps), [steps]);
+  const layout = useLayout(model);
+  const valid = verdict.kind === "valid" ? verdict.result : null;
+  const critical = useMemo(() => {
+    if (valid) return valid.criticalPath.flatMap((id) => model.index.get(id) ?? []);
+    return criticalPathOf(model, null, 0);
+  }, [valid, model]);
+  const levelOf = useMemo(() => {
+    const levels = valid?.levels ?? model.levels.map((l) => l.map((i) => model.ids[i]!));
+    const out: number[] = [];
+    levels.forEach((ids, l) =>
+      ids.forEach((id) => {
+        const i = model.index.get(id);
+        if (i !== undefined) out[i] = l;
+      }),
+    );
+    return out;
+  }, [valid, model]);
+
+  const call = async (what: "validate" | "submit") => {
+    setBusy(true);
+    try {
+      if (what === "validate") setVerdict({ kind: "valid", result: await api.validate(text) });
+      else navigate(runPath((await api.submit(text)).runId));
+    } catch (err) {
+      const e = err as ApiError;
+      setVerdict({
+        kind: "invalid",
+        code: e.code ?? "error",
+        message: e.message,
+        issues: e.issues ?? [],
+      });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const pickIssue = (path: string) => {
+    const m = /^steps\.(\d+)/.exec(path);
+    setFocus(m ? Number(m[1]) : null);
+  };
+
+  return (
+    <div class="page playground">
+      <div class="page-head">
+        <h1>Playground</h1>
+        <select
+          name="example"
+          onChange={(e) => {
+            const v = EXAMPLES[(e.target as HTMLSelectElement).value];
+            if (v) {
+              setText(JSON.stringify(v, null, 2));
+              setVerdict({ kind: "none" });
+            }
+          }}
+        >
+          <option value="">load an example…</option>
+          {Object.keys(EXAMPLES).map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+        <label class="file">
+          open a file
+          <input
+            type="file"
+            accept=".json,application/json"
+            onChange={async (e) => {
+              const f = (e.target as HTMLInputElement).files?.[0];
+              if (f) setText(await f.text());
+            }}
+          />
+        </label>
+      </div>
+      <div class="pg-body">
+        <div class="pg-editor">
+          <textarea
+            name="plan"
+            spellcheck={false}
+            value={text}
+            onInput={(e) => {
+              setText((e.target as HTMLTextAreaElement).value);
+              setVerdict({ kind: "none" });
+            }}
+          />
+          <div class="pg-actions">
+            <button
+              type="button"
+              data-action="validate"
+              disabled={busy}
+              onClick={() => call("validate")}
+            >
+              Validate
+            </button>
+            <button
+              type="button"
+              class="primary"
+              data-action="submit"
+              disabled={busy}
+              onClick={() => call("submit")}
+            >
+              Submit and open the run
+            </button>
+          </div>
+          {parsed.error && <p class="message">{`Not JSON yet: ${parsed.error}`}</p>}
+          {verdict.kind === "valid" && (
+            <div class="verdict ok" data-testid="valid">
+              <strong>Valid.</strong>
+              <ol class="levels">
+                {verdict.result.levels.map((ids, l) => (
+                  <li key={l}>{`level ${l}: ${ids.join(", ")}`}</li>
+                ))}
+              </ol>
+              <p>{`Critical path: ${verdict.result.criticalPath.join(" → ")}`}</p>
+            </div>
+          )}
+          {verdict.kind === "invalid" && (
+            <div class="verdict bad" data-testid="invalid">
+              <strong>{verdict.code}</strong>
+              {verdict.issues.length === 0 && <p>{verdict.message}</p>}
+              <ul class="issues">
+                {verdict.issues.map((i, k) => (
+                  <li key={k} data-path={i.path} onClick={() => pickIssue(i.path)}>
+                    <code class="path">{i.path}</code> {i.message}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+        <div class="pg-preview">
+          {layout ? (
+            <DagView
+              model={model}
+              layout={layout}
+              planSteps={steps}
+              critical={critical}
+              levelOf={levelOf}
+              selected={focus}
+              onSelect={setFocus}
+            />
+          ) : (
+            <p class="muted">The plan's graph shows here.</p>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,252 @@
+/**
+ * The runs list (SPEC 8): newest first, filtered by status, name and tags, with counts by
+ * status, refreshed every few seconds. On a server without the listing routes it says so
+ * and offers to open a run by id.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, api } from "../api";
+import { ago, duration } from "../format";
+import { StatusBadge } from "../run/header";
+import { navigate, runPath } from "../router";
+import { RUN_STATUSES, type RunListEntry, type RunStats } from "../types";
+
+const REFRESH_MS = 3000;
+
+interface Filters {
+  status: string;
+  name: string;
+  tags: string;
+}
+
+function OpenById() {
+  const [id, setId] = useState("");
+  return (
+    <form
+      class="open-by-id"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (id.trim()) navigate(runPath(id.trim()));
+      }}
+    >
+      <input
+        name="runId"
+        placeholder="run_… (open a run by its id)"
+        value={id}
+        onInput={(e) => setId((e.target as HTMLInputElement).value)}
+      />
+      <button type="submit">Open</button>
+    </form>
+  );
+}
+
+function Counts({
+  stats,
+  active,
+  pick,
+}: {
+  stats: RunStats;
+  active: string;
+  pick: (s: string) => void;
+}) {
+  return (
+    <div class="counts" data-testid="counts">
+      <button type="button" class={active === "" ? "chip on" : "chip"} onClick={() => pick("")}>
+        {`all ${stats.total}`}
+      </button>
+      {RUN_STATUSES.filter((s) => stats.byStatus[s]).map((s) => (
+        <button
+          type="button"
+          key={s}
+          data-count-status={s}
+          class={active === s ? `chip on st-${s}` : `chip st-${s}`}
+          onClick={() => pick(active === s ? "" : s)}
+        >
+          {`${s} ${stats.byStatus[s]}`}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function Row({ r, now }: { r: RunListEntry; now: number }) {
+  const took = r.startedAt
+    ? (r.endedAt ? Date.parse(r.endedAt) : now) - Date.parse(r.startedAt)
+    : null;
+  return (
+    <tr data-run-id={r.runId}>
+      <td>
+        <StatusBadge status={r.status} />
+      </td>
+      <td>
+        <a href={runPath(r.runId)}>{r.name ?? <span class="muted">unnamed</span>}</a>
+        <div class="muted mono small">{r.runId}</div>
+      </td>
+      <td>{ago(r.createdAt, now)}</td>
+      <td>{duration(took)}</td>
+      <td>
+        <div class="progress small" title={`${r.progress.completedSteps}/${r.progress.totalSteps}`}>
+          <div class="progress-fill" style={{ width: `${r.progress.percentage}%` }} />
+        </div>
+        <span class="small">{`${r.progress.completedSteps}/${r.progress.totalSteps}`}</span>
+        {r.summary.failedSteps > 0 && (
+          <span class="small bad">{` · ${r.summary.failedSteps} failed`}</span>
+        )}
+      </td>
+      <td>
+        {Object.entries(r.tags ?? {}).map(([k, v]) => (
+          <span class="tag" key={k}>{`${k}:${v}`}</span>
+        ))}
+      </td>
+    </tr>
+  );
+}
+
+export function RunsPage() {
+  const [filters, setFilters] = useState<Filters>({ status: "", name: "", tags: "" });
+  const [applied, setApplied] = useState<Filters>(filters);
+  const [runs, setRuns] = useState<RunListEntry[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [stats, setStats] = useState<RunStats | null>(null);
+  const [unavailable, setUnavailable] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const shown = useRef(50);
+
+  // Typing settles for a moment before the list is asked again.
+  useEffect(() => {
+    const t = setTimeout(() => setApplied(filters), 250);
+    return () => clearTimeout(t);
+  }, [filters]);
+
+  useEffect(() => {
+    let stop = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tags = applied.tags.split(/[\s,]+/).filter(Boolean);
+    const load = async () => {
+      try {
+        const [page, counts] = await Promise.all([
+          api.list({
+            status: applied.status,
+            name: applied.name,
+            tags,
+            limit: Math.min(200, shown.current),
+          }),
+          api
+            .stats()
+            .catch((err: unknown) =>
+              err instanceof ApiError && err.noRoute ? null : Promise.reject(err),
+            ),
+        ]);
+        if (stop) return;
+        setRuns(page.runs);
+        setNext(page.next);
+        setStats(counts);
+        setError(null);
+      } catch (err) {
+        if (stop) return;
+        if (err instanceof ApiError && err.noRoute) {
+          setUnavailable(true);
+          return; // nothing to refresh
+        }
+        setError((err as Error).message);
+      }
+      if (!stop) timer = setTimeout(load, REFRESH_MS);
+    };
+    void load();
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+  }, [applied]);
+
+  const more = async () => {
+    if (!next) return;
+    const tags = applied.tags.split(/[\s,]+/).filter(Boolean);
+    const page = await api.list({ ...applied, tags, cursor: next });
+    setRuns((r) => [...(r ?? []), ...page.runs]);
+    shown.current += page.runs.length;
+    setNext(page.next);
+  };
+
+  const set = (k: keyof Filters) => (e: Event) =>
+    setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value });
+
+  if (unavailable)
+    return (
+      <div class="page">
+        <h1>Runs</h1>
+        <p class="notice" data-testid="listing-unavailable">
+          Listing is not available on this server (it needs <code>GET /v1/runs</code>). Open a run
+          by its id:
+        </p>
+        <OpenById />
+        <p>
+          Or write a plan in the <a href="/playground">playground</a> and submit it.
+        </p>
+      </div>
+    );
+
+  const now = Date.now();
+  return (
+    <div class="page">
+      <div class="page-head">
+        <h1>Runs</h1>
+        <OpenById />
+      </div>
+      {stats && (
+        <Counts
+          stats={stats}
+          active={filters.status}
+          pick={(status) => setFilters({ ...filters, status })}
+        />
+      )}
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <select name="status" value={filters.status} onChange={set("status")}>
+          <option value="">any status</option>
+          {RUN_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        <input name="name" placeholder="name (exact)" value={filters.name} onInput={set("name")} />
+        <input
+          name="tag"
+          placeholder="tags key:value …"
+          value={filters.tags}
+          onInput={set("tags")}
+        />
+      </form>
+      {error && <p class="message">{error}</p>}
+      {runs === null ? (
+        <p class="muted">Loading…</p>
+      ) : runs.length === 0 ? (
+        <p class="muted" data-testid="no-runs">
+          No runs match.
+        </p>
+      ) : (
+        <table class="runs">
+          <thead>
+            <tr>
+              <th>status</th>
+              <th>name</th>
+              <th>created</th>
+              <th>took</th>
+              <th>progress</th>
+              <th>tags</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((r) => (
+              <Row key={r.runId} r={r} now={now} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      {next && (
+        <button type="button" onClick={more}>
+          Load more
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,48 @@
+/** Client-side routes (the Worker answers every non-API path with index.html). */
+import { useEffect, useState } from "preact/hooks";
+
+export type Route =
+  | { page: "runs" }
+  | { page: "run"; runId: string }
+  | { page: "playground" }
+  | { page: "not_found"; path: string };
+
+export function parseRoute(path: string): Route {
+  if (path === "/" || path === "/runs") return { page: "runs" };
+  if (path === "/playground") return { page: "playground" };
+  const m = /^\/runs\/([^/]+)$/.exec(path);
+  if (m) return { page: "run", runId: decodeURIComponent(m[1]!) };
+  return { page: "not_found", path };
+}
+
+export const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
+
+export function navigate(path: string): void {
+  if (path === location.pathname + location.search) return;
+  history.pushState(null, "", path);
+  dispatchEvent(new PopStateEvent("popstate"));
+}
+
+/** The current route; in-app links (`<a href="/...">`) navigate without a reload. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const onPop = () => setRoute(parseRoute(location.pathname));
+    const onClick = (e: MouseEvent) => {
+      const a = (e.target as Element | null)?.closest?.("a");
+      if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey)
+        return;
+      const href = a.getAttribute("href");
+      if (!href?.startsWith("/") || href.startsWith("/v1/") || a.target) return;
+      e.preventDefault();
+      navigate(href);
+    };
+    addEventListener("popstate", onPop);
+    document.addEventListener("click", onClick);
+    return () => {
+      removeEventListener("popstate", onPop);
+      document.removeEventListener("click", onClick);
+    };
+  }, []);
+  return route;
+}

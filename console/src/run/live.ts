@@ -1,0 +1,90 @@
+/**
+ * Follows a run's event log over SSE (`GET /v1/runs/:id/events`, Accept: text/event-stream).
+ * fetch() rather than EventSource, so the API key goes in the Authorization header (never
+ * in the URL). When the stream drops or the server closes it before the run is final, it
+ * reconnects with `Last-Event-ID`: no gap, no duplicate.
+ */
+import { EventSourceParserStream } from "eventsource-parser/stream";
+import { authHeaders } from "../api";
+import { keyNeeded } from "../auth";
+import type { RunEvent } from "../types";
+
+export type Connection = "connecting" | "live" | "reconnecting" | "ended";
+
+export interface FollowOptions {
+  runId: string;
+  onEvents(events: RunEvent[]): void;
+  onConnection(state: Connection): void;
+  /** Asked when the server closed the stream: true if the run is final (then stop). */
+  isFinal(): Promise<boolean>;
+}
+
+export function followEvents(opts: FollowOptions): () => void {
+  const abort = new AbortController();
+  let lastId: string | null = null;
+  let stopped = false;
+
+  async function readOnce(): Promise<void> {
+    const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
+    if (lastId !== null) headers["last-event-id"] = lastId;
+    const res = await fetch(`/v1/runs/${encodeURIComponent(opts.runId)}/events`, {
+      headers,
+      signal: abort.signal,
+      cache: "no-store",
+    });
+    if (res.status === 401) keyNeeded();
+    if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
+    opts.onConnection("live");
+    const reader = res.body
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream())
+      .getReader();
+    let batch: RunEvent[] = [];
+    let flush: ReturnType<typeof setTimeout> | null = null;
+    const send = () => {
+      flush = null;
+      const events = batch;
+      batch = [];
+      if (events.length > 0) opts.onEvents(events);
+    };
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (value.id) lastId = value.id;
+        batch.push(JSON.parse(value.data) as RunEvent);
+        // Events come in bursts (a replayed log, a fan-out): hand them over together.
+        flush ??= setTimeout(send, 30);
+      }
+    } finally {
+      if (flush) clearTimeout(flush);
+      send();
+    }
+  }
+
+  void (async () => {
+    let delay = 1000;
+    opts.onConnection("connecting");
+    while (!stopped) {
+      try {
+        await readOnce();
+        delay = 1000;
+        if (stopped) return;
+        if (await opts.isFinal()) {
+          opts.onConnection("ended");
+          return;
+        }
+      } catch {
+        if (stopped) return;
+        delay = Math.min(delay * 2, 10_000);
+      }
+      opts.onConnection("reconnecting");
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  })();
+
+  return () => {
+    stopped = true;
+    abort.abort();
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The waterfall, built from the run's event log: per step, its attempts (and how each
+ * ended), the backoff gaps before retries, the waits (approval, callback, timer) and the
+ * compensation that undid it. Pure: a function of the events.
+ */
+import type { RunEvent } from "../types";
+
+export type SegmentKind = "attempt" | "backoff" | "wait" | "compensation";
+export type Outcome = "succeeded" | "failed" | "cancelled";
+
+export interface Segment {
+  kind: SegmentKind;
+  start: number;
+  /** null: still going. */
+  end: number | null;
+  outcome?: Outcome;
+  label: string;
+}
+
+export interface Lane {
+  stepId: string;
+  segments: Segment[];
+  /** When and why it was skipped, if it was. */
+  skipped?: { at: number; reason: string };
+}
+
+export interface Timeline {
+  start: number | null;
+  /** The last event's time; the run's end once it is final. */
+  end: number | null;
+  lanes: Lane[];
+}
+
+type Data = Record<string, unknown>;
+const dataOf = (e: RunEvent): Data =>
+  typeof e.data === "object" && e.data !== null ? (e.data as Data) : {};
+
+function close(lane: Lane, at: number, outcome?: Outcome, suffix = ""): void {
+  const open = lane.segments.findLast((s) => s.end === null);
+  if (!open) return;
+  open.end = at;
+  if (outcome) open.outcome = outcome;
+  if (suffix) open.label += suffix;
+}
+
+export function buildTimeline(events: readonly RunEvent[]): Timeline {
+  const lanes = new Map<string, Lane>();
+  const lane = (stepId: string) => {
+    let l = lanes.get(stepId);
+    if (!l) lanes.set(stepId, (l = { stepId, segments: [] }));
+    return l;
+  };
+  let start: number | null = null;
+  let end: number | null = null;
+  for (const e of events) {
+    const at = Date.parse(e.at);
+    start ??= at;
+    end = at;
+    const d = dataOf(e);
+    if (e.type === "run_cancelled" || e.type === "run_finished") {
+      for (const l of lanes.values()) close(l, at, "cancelled");
+      continue;
+    }
+    if (!e.stepId) continue;
+    const l = lane(e.stepId);
+    switch (e.type) {
+      case "step_started":
+        close(l, at);
+        l.segments.push({
+          kind: "attempt",
+          start: at,
+          end: null,
+          label: d.forEach ? "items" : `attempt ${e.attempt ?? "?"}`,
+        });
+        break;
+      case "step_waiting":
+        close(l, at);
+        l.segments.push({
+          kind: "wait",
+          start: at,
+          end: null,
+          label: `waiting for ${String(d.waitingFor ?? "?")}`,
+        });
+        break;
+      case "step_retry_scheduled":
+        close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");
+        l.segments.push({ kind: "backoff", start: at, end: null, label: "backoff" });
+        break;
+      case "step_succeeded":
+        close(l, at, "succeeded");
+        break;
+      case "step_failed":
+        close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");
+        break;
+      case "step_skipped":
+        l.skipped = { at, reason: String(d.reason ?? "") };
+        break;
+      case "compensation_started":
+        l.segments.push({ kind: "compensation", start: at, end: null, label: "compensation" });
+        break;
+      case "compensation_finished":
+        close(l, at, d.status === "succeeded" ? "succeeded" : "failed");
+        break;
+    }
+  }
+  const first = (l: Lane) => l.segments[0]?.start ?? l.skipped?.at ?? Infinity;
+  return { start, end, lanes: [...lanes.values()].sort((a, b) => first(a) - first(b)) };
+}

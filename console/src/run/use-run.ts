@@ -1,0 +1,113 @@
+/**
+ * A run's live data for the run page: its status, its plan, and its event log, kept current
+ * over SSE. Every burst of events triggers one status read (at most one in flight), so node
+ * colours follow the run without reloading; the event log feeds the waterfall.
+ */
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, api } from "../api";
+import { FINAL_STATUSES, type RunEvent, type RunPlan, type RunStatus } from "../types";
+import { followEvents, type Connection } from "./live";
+
+export interface RunData {
+  status: RunStatus | null;
+  plan: RunPlan | null;
+  events: RunEvent[];
+  connection: Connection;
+  error: ApiError | Error | null;
+  /** Reads the status now (after a control); follows the events again if the run is active again. */
+  refresh(): Promise<void>;
+}
+
+export function useRun(runId: string): RunData {
+  const [status, setStatus] = useState<RunStatus | null>(null);
+  const [plan, setPlan] = useState<RunPlan | null>(null);
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [connection, setConnection] = useState<Connection>("connecting");
+  const [error, setError] = useState<ApiError | Error | null>(null);
+  /** Bumped to follow the events again (a redriven or resumed run). */
+  const [follow, setFollow] = useState(0);
+  const reading = useRef<Promise<RunStatus | null> | null>(null);
+  const again = useRef(false);
+  const ended = useRef(false);
+  const latest = useRef<RunStatus | null>(null);
+
+  const readStatus = useCallback(async (): Promise<RunStatus | null> => {
+    if (reading.current) {
+      again.current = true;
+      return reading.current;
+    }
+    reading.current = (async () => {
+      try {
+        const s = await api.status(runId);
+        latest.current = s;
+        setStatus(s);
+        setError(null);
+        return s;
+      } catch (err) {
+        setError(err as Error);
+        return null;
+      } finally {
+        reading.current = null;
+        if (again.current) {
+          again.current = false;
+          void readStatus();
+        }
+      }
+    })();
+    return reading.current;
+  }, [runId]);
+
+  useEffect(() => {
+    setStatus(null);
+    setPlan(null);
+    setEvents([]);
+    setError(null);
+    void readStatus();
+    api.plan(runId).then(setPlan, (err: Error) => setError(err));
+  }, [runId, readStatus]);
+
+  useEffect(() => {
+    ended.current = false;
+    setEvents([]); // the stream replays the log from the start
+    return followEvents({
+      runId,
+      onConnection: (c) => {
+        if (c === "ended") ended.current = true;
+        setConnection(c);
+      },
+      onEvents: (batch) => {
+        setEvents((prev) => prev.concat(batch));
+        if (batch.some((e) => e.type === "replan_applied")) void api.plan(runId).then(setPlan);
+        // A settled run's replayed log changes nothing in its status: no need to read it again.
+        if (!latest.current || !settled(latest.current)) void readStatus();
+      },
+      isFinal: async () => {
+        const s = await readStatus();
+        return s !== null && settled(s);
+      },
+    });
+  }, [runId, follow, readStatus]);
+
+  const refresh = useCallback(async () => {
+    const s = await readStatus();
+    if (s && ended.current && !settled(s)) setFollow((n) => n + 1);
+  }, [readStatus]);
+
+  return { status, plan, events, connection, error, refresh };
+}
+
+/**
+ * Nothing more will happen: the run is final, its rollback (which runs after the end) is
+ * over, and its webhook delivered or given up. Until then the page keeps following.
+ */
+export function settled(s: RunStatus): boolean {
+  return (
+    FINAL_STATUSES.has(s.status) &&
+    s.rollback?.state !== "running" &&
+    s.webhook?.state !== "pending"
+  );
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 404 && !err.noRoute;
+}

@@ -1,0 +1,76 @@
+/**
+ * `GET /openapi.json`: the OpenAPI 3.1 document of this API, generated from the zod schemas
+ * that validate requests and describe responses (src/engine/plan-schema.ts, src/api/schemas/).
+ * Tests check that every route the Worker serves is in it, that real responses parse with its
+ * response schemas, and that `redocly lint` finds nothing to report (test/e2e/api-tools.test.ts).
+ * `npm run schema` writes it to docs/openapi.json for tools that want a file.
+ */
+import { schemaComponents } from "./components.ts";
+import { error, paths } from "./paths.ts";
+
+/** Where a document that is not served by a Worker (docs/openapi.json) says the API is. */
+export const LOCAL_SERVER = {
+  url: "http://127.0.0.1:8787",
+  description: "local development (npm start)",
+};
+
+type Operation = { security?: unknown[]; responses: Record<string, unknown> };
+
+/**
+ * Every operation under the bearer scheme may answer 401 (SPEC 6), and with REQUIRE_API_KEYS
+ * and no API_KEYS, 503: declared once here rather than in each route, so a new route cannot
+ * forget them.
+ */
+function withAuthResponses<T extends { paths: Record<string, Record<string, Operation>> }>(
+  doc: T,
+): T {
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    if (!path.startsWith("/v1/")) continue;
+    for (const op of Object.values(operations)) {
+      if (op.security?.length === 0) continue;
+      op.responses[401] = error(
+        "missing, malformed or unknown API key (only when API_KEYS is set)",
+      );
+      op.responses[503] = error(
+        "auth_not_configured: the deployment requires API_KEYS (REQUIRE_API_KEYS) and none is set",
+      );
+    }
+  }
+  return doc;
+}
+
+const documents = new Map<number, ReturnType<typeof openApiDocument>>();
+
+/** The document for a Worker whose plans may have at most `maxSteps` steps, served from `origin`; built once per `maxSteps`. */
+export function cachedOpenApiDocument(maxSteps: number, origin: string) {
+  let doc = documents.get(maxSteps);
+  if (!doc) documents.set(maxSteps, (doc = openApiDocument(maxSteps)));
+  return { ...doc, servers: [{ url: origin, description: "this Worker" }] };
+}
+
+/** `maxSteps`: the Worker's MAX_STEPS_PER_PLAN, so the Plan schema states the limit that applies. */
+export function openApiDocument(maxSteps: number) {
+  return withAuthResponses({
+    openapi: "3.1.0",
+    info: {
+      title: "edgestep",
+      version: "1.1",
+      description:
+        "A durable plan executor on Cloudflare Workers. Bearer auth applies to /v1 routes when API_KEYS is set.",
+    },
+    servers: [LOCAL_SERVER],
+    tags: [
+      { name: "plans", description: "Validate plans" },
+      { name: "runs", description: "Submit, follow and control runs" },
+      { name: "listing", description: "Find, count and delete runs" },
+      { name: "callbacks", description: "Complete callback steps" },
+      { name: "service", description: "Liveness and this document" },
+    ],
+    security: [{ bearer: [] }],
+    paths: paths(),
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: schemaComponents(maxSteps),
+    },
+  });
+}

@@ -1,0 +1,116 @@
+/** `approve`, `deny`, `cancel`, `resume`, `retry`, `callback`: changing a run. */
+import { InvalidArgumentError, type Command } from "commander";
+import type { ControlResult } from "../../client/index.ts";
+import { action, UsageError, type Context } from "../context.ts";
+import { readJsonArgument } from "../io.ts";
+
+/** An option parser for integers of at least `min`. */
+export function integer(min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return n;
+  };
+}
+
+const commaList = (value: string) =>
+  value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+
+function show(ctx: Context, result: ControlResult, what: string): void {
+  if (ctx.out.json) ctx.out.document(result);
+  else ctx.out.line(`${result.runId} ${what}: the run is ${result.status}`);
+}
+
+export function controlCommands(program: Command): void {
+  program
+    .command("approve")
+    .description("approve the risk gate, or an approval step (--step)")
+    .argument("<runId>")
+    .option("-s, --step <stepId>", "the approval step to answer (default: the only one waiting)")
+    .option("--skip <ids>", "risk gate: steps to skip, comma separated", commaList)
+    .option("-c, --comment <text>")
+    .action(
+      action(
+        async (ctx, runId: string, opts: { step?: string; skip?: string[]; comment?: string }) => {
+          const result = await ctx.client.approveRun(runId, {
+            approved: true,
+            ...(opts.step !== undefined && { stepId: opts.step }),
+            ...(opts.skip !== undefined && { skipSteps: opts.skip }),
+            ...(opts.comment !== undefined && { comment: opts.comment }),
+          });
+          show(ctx, result, "approved");
+        },
+      ),
+    );
+
+  program
+    .command("deny")
+    .description("deny the risk gate (cancels the run), or an approval step (--step: it fails)")
+    .argument("<runId>")
+    .option("-s, --step <stepId>", "the approval step to answer (default: the only one waiting)")
+    .option("-c, --comment <text>")
+    .action(
+      action(async (ctx, runId: string, opts: { step?: string; comment?: string }) => {
+        const result = await ctx.client.denyRun(runId, {
+          ...(opts.step !== undefined && { stepId: opts.step }),
+          ...(opts.comment !== undefined && { comment: opts.comment }),
+        });
+        show(ctx, result, "denied");
+      }),
+    );
+
+  program
+    .command("cancel")
+    .description("cancel a run")
+    .argument("<runId>")
+    .action(
+      action(async (ctx, runId: string) =>
+        show(ctx, await ctx.client.cancelRun(runId), "cancelled"),
+      ),
+    );
+
+  program
+    .command("resume")
+    .description("continue a paused run")
+    .argument("<runId>")
+    .option("-n, --iterations <n>", "more iterations (default: the plan's bound)", integer(1))
+    .action(
+      action(async (ctx, runId: string, opts: { iterations?: number }) => {
+        const body = opts.iterations === undefined ? {} : { iterations: opts.iterations };
+        show(ctx, await ctx.client.resumeRun(runId, body), "resumed");
+      }),
+    );
+
+  program
+    .command("retry")
+    .description("redrive a failed or partial run: its failed steps run again")
+    .argument("<runId>")
+    .action(
+      action(async (ctx, runId: string) => show(ctx, await ctx.client.retryRun(runId), "redriven")),
+    );
+
+  program
+    .command("callback")
+    .description("complete a callback step with --output, or fail it with --error")
+    .argument("<token>")
+    .option("-o, --output <file|json>", "the step's data: JSON, or a JSON file")
+    .option("-e, --error <message>", "fail the step with this message")
+    .action(
+      action(async (ctx, token: string, opts: { output?: string; error?: string }) => {
+        if ((opts.output === undefined) === (opts.error === undefined)) {
+          throw new UsageError("give exactly one of --output and --error");
+        }
+        const body =
+          opts.error !== undefined
+            ? { error: { message: opts.error } }
+            : { output: await readJsonArgument(opts.output!, "--output") };
+        const result = await ctx.client.completeCallback(token, body);
+        if (ctx.out.json) ctx.out.document(result);
+        else ctx.out.line("callback applied");
+      }),
+    );
+}

@@ -1,0 +1,71 @@
+/** How `get`, `ls`, `stats` and `validate` read for a person. Pure: documents in, lines out. */
+import type { RunList, RunSummary, Stats, StepStatus, ValidateResult } from "../../client/index.ts";
+import { clock, duration, stepError, table } from "./format.ts";
+import { waitingLines } from "./progress.ts";
+
+function stepDetail(step: StepStatus): string {
+  if (step.error) return stepError(step.error);
+  if (step.reason) return step.reason;
+  if (step.waitingFor) return `waiting for ${step.waitingFor}`;
+  if (step.items) return `items ${step.items.succeeded}/${step.items.total}`;
+  return "";
+}
+
+export function renderRun(run: RunSummary & { steps?: StepStatus[] }, now: number): string[] {
+  const { progress: p, summary: s } = run;
+  const times = [
+    `created ${clock(run.createdAt)}`,
+    run.startedAt && `started ${clock(run.startedAt)}`,
+    run.endedAt && `ended ${clock(run.endedAt)}`,
+    `elapsed ${duration(p.elapsedMs)}`,
+  ].filter(Boolean);
+  const lines = [
+    `${run.runId}  ${run.status}${run.name ? `  ${run.name}` : ""}`,
+    times.join("  "),
+    `progress ${p.completedSteps}/${p.totalSteps} (${p.percentage}%)  succeeded ${s.successfulSteps}  ` +
+      `failed ${s.failedSteps}  skipped ${s.skippedSteps}  cancelled ${s.cancelledSteps}` +
+      (p.estimatedTimeRemainingMs > 0 ? `  ETA ${duration(p.estimatedTimeRemainingMs)}` : ""),
+  ];
+  if (run.error) lines.push(`run error: ${stepError(run.error)}`);
+  lines.push(...waitingLines(run, run.steps ?? [], now));
+  if (run.steps) {
+    const rows = run.steps.map((step) => [
+      step.id,
+      step.tool,
+      step.status,
+      String(step.attempts),
+      step.durationMs === null ? "" : duration(step.durationMs),
+      stepDetail(step),
+    ]);
+    lines.push("", ...table(["STEP", "TOOL", "STATUS", "ATTEMPTS", "DURATION", "DETAIL"], rows));
+  }
+  return lines;
+}
+
+export function renderRunList(list: RunList): string[] {
+  if (list.runs.length === 0) return ["no runs"];
+  const rows = list.runs.map((run) => [
+    run.runId,
+    run.status,
+    run.name ?? "",
+    run.createdAt.replace("T", " ").slice(0, 19),
+    `${run.progress.completedSteps}/${run.progress.totalSteps}`,
+    Object.entries(run.tags)
+      .map(([k, v]) => `${k}:${v}`)
+      .join(" "),
+  ]);
+  return table(["RUN", "STATUS", "NAME", "CREATED (UTC)", "STEPS", "TAGS"], rows);
+}
+
+export function renderStats(stats: Stats): string[] {
+  const rows = Object.entries(stats.byStatus).map(([status, n]) => [status, String(n)]);
+  return [...table(["STATUS", "RUNS"], rows), `total ${stats.total}`];
+}
+
+export function renderValidation(result: ValidateResult): string[] {
+  return [
+    `valid: ${result.order.length} steps in ${result.levels.length} levels`,
+    ...result.levels.map((level, i) => `  level ${i}: ${level.join(", ")}`),
+    `critical path: ${result.criticalPath.join(" -> ")}`,
+  ];
+}

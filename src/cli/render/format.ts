@@ -1,0 +1,58 @@
+/** Small text formats shared by the CLI's renderers. Pure. */
+
+/** `850 ms`, `12.3 s`, `4 min 5 s`, `2 h 10 min`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ${Math.floor((ms % 60_000) / 1000)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+/** Local time of day, `14:03:07`. */
+export function clock(at: Date | string | number): string {
+  const d = new Date(at);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** `14:03:07 (in 4.0 s)`, or `(due)` when it is past. */
+export function when(at: string, now: number): string {
+  const ms = Date.parse(at) - now;
+  return `${clock(at)} (${ms > 0 ? `in ${duration(ms)}` : "due"})`;
+}
+
+/** Cuts a line to `width` characters (a terminal wraps longer ones, which breaks redrawing). */
+export function fit(line: string, width: number): string {
+  return line.length <= width ? line : `${line.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** `a, b, c (+4 more)`. */
+export function someOf(items: string[], max = 5): string {
+  const shown = items.slice(0, max).join(", ");
+  return items.length > max ? `${shown} (+${items.length - max} more)` : shown;
+}
+
+/** A table with aligned columns; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+export interface StepErrorLike {
+  category: string;
+  message: string;
+  status?: number;
+}
+
+/** How a step error reads: `server_error (HTTP 503): upstream answered 503`. */
+export function stepError(error: StepErrorLike): string {
+  const status = error.status === undefined ? "" : ` (HTTP ${error.status})`;
+  return `${error.category}${status}: ${error.message}`;
+}

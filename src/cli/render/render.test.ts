@@ -1,0 +1,327 @@
+/**
+ * The CLI's renderers, line by line: the live frame of `--watch` (progress bar, ETA, running
+ * steps, retries, what the run waits for), its closing summary, the plain event lines, and the
+ * `get`/`ls`/`stats`/`validate` documents. (Runs in workerd, whose clock zone is UTC.)
+ */
+import { describe, expect, it } from "vitest";
+import type { RunEvent, RunSummary, StepStatus } from "../../client/index.ts";
+import { renderRun, renderRunList, renderStats, renderValidation } from "./documents.ts";
+import { describeEvent, logLine } from "./events.ts";
+import { duration, fit, someOf, table } from "./format.ts";
+import { exitCodeOf, progressBar, renderFrame, renderSummary } from "./progress.ts";
+
+const NOW = Date.parse("2026-11-20T14:03:07Z");
+const RUN = "run_0123456789abcdef0123456789abcdef";
+
+function summary(extra: Partial<RunSummary> = {}): RunSummary {
+  return {
+    runId: RUN,
+    name: "nightly",
+    status: "running",
+    createdAt: "2026-11-20T14:03:00.000Z",
+    startedAt: "2026-11-20T14:03:01.000Z",
+    endedAt: null,
+    mode: { type: "continuous", maxIterations: 10000 },
+    iterations: 1,
+    iterationsRemaining: 9999,
+    progress: {
+      completedSteps: 4,
+      totalSteps: 10,
+      percentage: 40,
+      elapsedMs: 6000,
+      averageStepDurationMs: 500,
+      estimatedTimeRemainingMs: 3000,
+      runningSteps: 2,
+    },
+    summary: {
+      totalSteps: 10,
+      successfulSteps: 4,
+      failedSteps: 0,
+      skippedSteps: 0,
+      cancelledSteps: 0,
+    },
+    ...extra,
+  };
+}
+
+function step(id: string, extra: Partial<StepStatus> = {}): StepStatus {
+  return {
+    id,
+    index: 0,
+    tool: "http",
+    status: "running",
+    attempts: 1,
+    startedAt: null,
+    endedAt: null,
+    durationMs: null,
+    ...extra,
+  };
+}
+
+describe("the live frame", () => {
+  it("shows the run, a progress bar with completed/total and ETA, and the running steps", () => {
+    const frame = renderFrame(
+      { run: summary(), active: [step("a"), step("b")], readAt: NOW },
+      NOW,
+      100,
+    );
+    expect(frame).toEqual([
+      `${RUN} nightly  running  6.0 s`,
+      "[████████████░░░░░░░░░░░░░░░░░░] 4/10 40%  ETA 3.0 s",
+      "running (2): a, b",
+    ]);
+  });
+
+  it("ages elapsed time and ETA from when the status was read", () => {
+    const [title, bar] = renderFrame({ run: summary(), active: [], readAt: NOW - 2000 }, NOW, 100);
+    expect(title).toMatch(/8\.0 s$/);
+    expect(bar).toMatch(/ETA 1\.0 s$/);
+  });
+
+  it("shows a retry with its next attempt time and the last error", () => {
+    const retrying = step("flaky", {
+      status: "retrying",
+      attempts: 2,
+      nextAttemptAt: "2026-11-20T14:03:11.000Z",
+      error: { category: "server_error", message: "upstream answered 503", status: 503 },
+    });
+    const frame = renderFrame({ run: summary(), active: [retrying], readAt: NOW }, NOW, 200);
+    expect(frame[2]).toBe(
+      "retrying flaky: attempt 3 at 14:03:11 (in 4.0 s) after server_error (HTTP 503): upstream answered 503",
+    );
+  });
+
+  it("says what the run waits for, with the command that answers it", () => {
+    const run = summary({
+      status: "waiting",
+      pendingApproval: [
+        { gate: "risk", stepIds: ["deploy"] },
+        { gate: "step", stepIds: ["release"] },
+      ],
+    });
+    const active = [
+      step("release", { status: "waiting", waitingFor: "approval" }),
+      step("build", { status: "waiting", waitingFor: "callback" }),
+      step("nap", {
+        status: "waiting",
+        waitingFor: "timer",
+        nextAttemptAt: "2026-11-20T15:00:00.000Z",
+      }),
+    ];
+    const frame = renderFrame({ run, active, readAt: NOW }, NOW, 200);
+    expect(frame[1]).not.toMatch(/ETA/);
+    expect(frame.slice(2)).toEqual([
+      `waiting for approval (risk gate: deploy): edgestep approve ${RUN}`,
+      `waiting for approval of release: edgestep approve ${RUN} --step release`,
+      "waiting for callback: build",
+      "waiting for timer: nap until 15:00:00 (in 56 min 53 s)",
+    ]);
+  });
+
+  it("says how to resume a paused run", () => {
+    const frame = renderFrame(
+      { run: summary({ status: "paused", iterations: 5 }), active: [], readAt: NOW },
+      NOW,
+      200,
+    );
+    expect(frame.at(-1)).toBe(`paused after 5 iterations: edgestep resume ${RUN}`);
+  });
+
+  it("fits every line to the terminal's width", () => {
+    const frame = renderFrame(
+      { run: summary(), active: [step("x".repeat(80))], readAt: NOW },
+      NOW,
+      40,
+    );
+    for (const line of frame) expect(line.length).toBeLessThanOrEqual(40);
+    expect(frame[2]).toMatch(/…$/);
+  });
+
+  it("draws an empty, partial and full bar", () => {
+    expect(progressBar(0, 4, 8)).toBe("[░░░░░░░░]");
+    expect(progressBar(1, 4, 8)).toBe("[██░░░░░░]");
+    expect(progressBar(4, 4, 8)).toBe("[████████]");
+    expect(progressBar(0, 0, 4)).toBe("[████]");
+  });
+});
+
+describe("the closing summary and exit code", () => {
+  it("counts the steps and lists what failed", () => {
+    const run = summary({
+      status: "partial",
+      endedAt: "2026-11-20T14:03:04.500Z",
+      summary: {
+        totalSteps: 3,
+        successfulSteps: 1,
+        failedSteps: 1,
+        skippedSteps: 1,
+        cancelledSteps: 0,
+      },
+    });
+    const failed = [
+      step("c", {
+        status: "failed",
+        error: { category: "client_error", message: "not found", status: 404 },
+      }),
+    ];
+    expect(renderSummary(run, failed)).toEqual([
+      "run partial in 3.5 s: 3 steps, 1 succeeded, 1 failed, 1 skipped, 0 cancelled",
+      "failed c: client_error (HTTP 404): not found",
+      "ended 14:03:04",
+    ]);
+  });
+
+  it("exits 0 only for completed", () => {
+    expect(exitCodeOf("completed")).toBe(0);
+    for (const status of ["partial", "failed", "cancelled"] as const)
+      expect(exitCodeOf(status)).toBe(1);
+  });
+});
+
+describe("plain event lines", () => {
+  const event = (type: string, extra: Partial<RunEvent> = {}): RunEvent => ({
+    seq: 7,
+    type,
+    at: "2026-11-20T14:03:07.250Z",
+    ...extra,
+  });
+
+  it.each([
+    [event("run_started"), "run started"],
+    [event("step_started", { stepId: "a", attempt: 2 }), "step a started (attempt 2)"],
+    [event("step_started", { stepId: "a", data: { forEach: true } }), "step a started (forEach)"],
+    [
+      event("step_succeeded", { stepId: "a", attempt: 1, data: { executionMs: 12 } }),
+      "step a succeeded (12 ms)",
+    ],
+    [
+      event("step_failed", {
+        stepId: "a",
+        data: { category: "client_error", message: "nope", status: 404 },
+      }),
+      "step a failed: client_error (HTTP 404): nope",
+    ],
+    [
+      event("step_retry_scheduled", {
+        stepId: "a",
+        attempt: 1,
+        data: {
+          category: "server_error",
+          message: "busy",
+          status: 503,
+          nextAttemptAt: "2026-11-20T14:03:09.000Z",
+        },
+      }),
+      "step a attempt 1 failed: server_error (HTTP 503): busy; retry at 14:03:09",
+    ],
+    [
+      event("step_skipped", { stepId: "b", data: { reason: "dependency_failed" } }),
+      "step b skipped (dependency_failed)",
+    ],
+    [
+      event("step_waiting", { stepId: "cb", data: { waitingFor: "callback" } }),
+      "step cb waiting for callback",
+    ],
+    [
+      event("approval_requested", { data: { gate: "risk", stepIds: ["deploy"] } }),
+      `approval requested (risk gate: deploy): edgestep approve ${RUN}`,
+    ],
+    [
+      event("approval_requested", { stepId: "release" }),
+      `approval requested: edgestep approve ${RUN} --step release`,
+    ],
+    [event("approval_denied", { stepId: "release" }), "approval denied for release"],
+    [
+      event("run_paused", { data: { iterations: 5 } }),
+      `run paused after 5 iterations: edgestep resume ${RUN}`,
+    ],
+    [event("run_resumed", { data: { redrive: true, steps: ["c"] } }), "run redriven: c"],
+    [event("run_finished", { data: { status: "partial" } }), "run finished: partial"],
+    [
+      event("compensation_finished", { stepId: "deploy", data: { status: "succeeded" } }),
+      "compensation of deploy succeeded",
+    ],
+    [event("webhook_failed", { data: { status: 500 } }), "webhook failed (HTTP 500)"],
+    [event("quota_wait", { stepId: "a" }), "quota wait a"],
+  ])("%# %j", (e, line) => {
+    expect(describeEvent(e, RUN)).toBe(line);
+  });
+
+  it("leaves out iteration events", () => {
+    expect(describeEvent(event("iteration_started"), RUN)).toBeNull();
+  });
+
+  it("writes a log line with the seq, step, attempt and data", () => {
+    expect(
+      logLine(event("step_succeeded", { stepId: "a", attempt: 1, data: { executionMs: 12 } })),
+    ).toBe('14:03:07  #7  step_succeeded  a  attempt 1  {"executionMs":12}');
+  });
+});
+
+describe("documents", () => {
+  it("get: the header, counts, and a table of steps", () => {
+    const run = {
+      ...summary({ status: "completed", endedAt: "2026-11-20T14:03:05.000Z" }),
+      steps: [
+        step("a", { status: "succeeded", durationMs: 12, tool: "pass" }),
+        step("b", { status: "skipped", reason: "condition_false" }),
+      ],
+    };
+    expect(renderRun(run, NOW)).toEqual([
+      `${RUN}  completed  nightly`,
+      "created 14:03:00  started 14:03:01  ended 14:03:05  elapsed 6.0 s",
+      "progress 4/10 (40%)  succeeded 4  failed 0  skipped 0  cancelled 0  ETA 3.0 s",
+      "",
+      "STEP  TOOL  STATUS     ATTEMPTS  DURATION  DETAIL",
+      "a     pass  succeeded  1         12 ms",
+      "b     http  skipped    1                   condition_false",
+    ]);
+  });
+
+  it("ls, stats and validate", () => {
+    const entry = {
+      ...summary(),
+      tags: { team: "payments" },
+      progress: { completedSteps: 4, totalSteps: 10, percentage: 40 },
+    };
+    const { mode: _m, iterations: _i, iterationsRemaining: _r, ...listed } = entry;
+    expect(renderRunList({ runs: [listed], next: null })).toEqual([
+      "RUN                                   STATUS   NAME     CREATED (UTC)        STEPS  TAGS",
+      `${RUN}  running  nightly  2026-11-20 14:03:00  4/10   team:payments`,
+    ]);
+    expect(renderRunList({ runs: [], next: null })).toEqual(["no runs"]);
+    expect(renderStats({ total: 3, byStatus: { completed: 2, failed: 1 } })).toEqual([
+      "STATUS     RUNS",
+      "completed  2",
+      "failed     1",
+      "total 3",
+    ]);
+    expect(
+      renderValidation({
+        valid: true,
+        order: ["a", "b"],
+        levels: [["a"], ["b"]],
+        criticalPath: ["a", "b"],
+      }),
+    ).toEqual([
+      "valid: 2 steps in 2 levels",
+      "  level 0: a",
+      "  level 1: b",
+      "critical path: a -> b",
+    ]);
+  });
+});
+
+describe("formats", () => {
+  it("durations, cut lines, lists and tables", () => {
+    expect([duration(850), duration(12_340), duration(245_000), duration(7_800_000)]).toEqual([
+      "850 ms",
+      "12 s",
+      "4 min 5 s",
+      "2 h 10 min",
+    ]);
+    expect(fit("abcdef", 4)).toBe("abc…");
+    expect(someOf(["a", "b", "c"], 2)).toBe("a, b (+1 more)");
+    expect(table(["A", "BB"], [["xyz", "1"]])).toEqual(["A    BB", "xyz  1"]);
+  });
+});

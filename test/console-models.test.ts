@@ -1,0 +1,142 @@
+/**
+ * The console's pure models: the waterfall built from an event log, the playground's
+ * preview graph (explicit and template dependencies), and the critical path.
+ */
+import { describe, expect, it } from "vitest";
+import { criticalPathOf, graphOf } from "../console/src/graph/model";
+import { previewSteps } from "../console/src/pages/plan-graph";
+import { buildTimeline } from "../console/src/run/timeline-model";
+import type { RunEvent, StepStatus } from "../console/src/types";
+
+const t0 = Date.parse("2026-01-01T00:00:00.000Z");
+let seq = 0;
+const ev = (
+  ms: number,
+  type: string,
+  stepId?: string,
+  attempt?: number,
+  data?: unknown,
+): RunEvent => ({
+  seq: ++seq,
+  type,
+  at: new Date(t0 + ms).toISOString(),
+  ...(stepId !== undefined && { stepId }),
+  ...(attempt !== undefined && { attempt }),
+  ...(data !== undefined && { data }),
+});
+
+describe("buildTimeline", () => {
+  it("shows failed attempts, the backoff before a retry, waits, skips and compensations", () => {
+    const tl = buildTimeline([
+      ev(0, "run_started"),
+      ev(0, "step_started", "a", 1),
+      ev(100, "step_retry_scheduled", "a", 1, { category: "server_error", nextAttemptAt: "x" }),
+      ev(600, "step_started", "a", 2),
+      ev(700, "step_succeeded", "a", 2),
+      ev(700, "step_started", "gate", 1),
+      ev(710, "step_waiting", "gate", 1, { waitingFor: "approval" }),
+      ev(900, "step_succeeded", "gate", 1),
+      ev(900, "step_skipped", "maybe", undefined, { reason: "condition_false" }),
+      ev(950, "step_started", "b", 1),
+      ev(990, "step_failed", "b", 1, { category: "client_error" }),
+      ev(1000, "run_finished", undefined, undefined, { status: "failed" }),
+      ev(1010, "compensation_started", "a", 1),
+      ev(1050, "compensation_finished", "a", 1, { status: "succeeded" }),
+    ]);
+    expect(tl.start).toBe(t0);
+    expect(tl.end).toBe(t0 + 1050);
+    expect(tl.lanes.map((l) => l.stepId)).toEqual(["a", "gate", "maybe", "b"]);
+    const [a, gate, maybe, b] = tl.lanes;
+    expect(a!.segments.map((s) => [s.kind, s.start - t0, s.end! - t0, s.outcome])).toEqual([
+      ["attempt", 0, 100, "failed"],
+      ["backoff", 100, 600, undefined],
+      ["attempt", 600, 700, "succeeded"],
+      ["compensation", 1010, 1050, "succeeded"],
+    ]);
+    expect(a!.segments[0]!.label).toBe("attempt 1: server_error");
+    expect(gate!.segments.map((s) => [s.kind, s.label, s.end! - t0])).toEqual([
+      ["attempt", "attempt 1", 710],
+      ["wait", "waiting for approval", 900],
+    ]);
+    expect(maybe!.skipped).toEqual({ at: t0 + 900, reason: "condition_false" });
+    expect(b!.segments[0]).toMatchObject({ outcome: "failed", label: "attempt 1: client_error" });
+  });
+
+  it("closes what was still going when the run is cancelled, and leaves a live attempt open", () => {
+    const cancelled = buildTimeline([
+      ev(0, "step_started", "w", 1),
+      ev(5, "step_waiting", "w", 1, { waitingFor: "timer" }),
+      ev(50, "run_cancelled"),
+    ]);
+    expect(cancelled.lanes[0]!.segments.at(-1)).toMatchObject({
+      kind: "wait",
+      outcome: "cancelled",
+      end: t0 + 50,
+    });
+    const live = buildTimeline([ev(0, "step_started", "x", 1)]);
+    expect(live.lanes[0]!.segments[0]!.end).toBeNull();
+  });
+});
+
+describe("previewSteps", () => {
+  it("takes dependencies from dependsOn (ids, indices, depends_on) and from templates", () => {
+    const steps = previewSteps({
+      steps: [
+        { id: "a", tool: "pass" },
+        { tool: "pass", depends_on: [0] },
+        { id: "c", tool: "pass", params: { x: "${steps.a.data}", y: ["${step[1].data.*.id}"] } },
+        { id: "d.e", tool: "pass", when: "${steps['c'].data}", forEach: "${input.list}" },
+        { id: "f", tool: "pass", dependsOn: ["d.e", "c"], params: { own: "${steps.f.data}" } },
+      ],
+    });
+    expect(steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ["a", []],
+      ["1", ["a"]],
+      ["c", ["a", "1"]],
+      ["d.e", ["c"]],
+      ["f", ["d.e", "c"]],
+    ]);
+    expect(steps[3]).toMatchObject({ when: "${steps['c'].data}", forEach: "${input.list}" });
+  });
+
+  it("draws nothing for a document without steps", () => {
+    expect(previewSteps({ name: "x" })).toEqual([]);
+    expect(previewSteps(null)).toEqual([]);
+  });
+});
+
+describe("criticalPathOf", () => {
+  const model = graphOf([
+    { id: "start", dependsOn: [] },
+    { id: "slow", dependsOn: ["start"] },
+    { id: "fast1", dependsOn: ["start"] },
+    { id: "fast2", dependsOn: ["fast1"] },
+    { id: "end", dependsOn: ["slow", "fast2"] },
+  ]);
+  const step = (i: number, startMs: number | null, endMs: number | null): StepStatus => ({
+    id: model.ids[i]!,
+    index: i,
+    tool: "pass",
+    status: endMs === null ? "running" : "succeeded",
+    attempts: 1,
+    startedAt: startMs === null ? null : new Date(t0 + startMs).toISOString(),
+    endedAt: endMs === null ? null : new Date(t0 + endMs).toISOString(),
+    durationMs: null,
+  });
+  const ids = (path: number[]) => path.map((i) => model.ids[i]);
+
+  it("is the longest chain by step count before anything ran", () => {
+    expect(ids(criticalPathOf(model, null, t0))).toEqual(["start", "fast1", "fast2", "end"]);
+  });
+
+  it("is the chain that took longest once steps ran", () => {
+    const steps = [
+      step(0, 0, 10),
+      step(1, 10, 500),
+      step(2, 10, 20),
+      step(3, 20, 30),
+      step(4, 500, 510),
+    ];
+    expect(ids(criticalPathOf(model, steps, t0 + 600))).toEqual(["start", "slow", "end"]);
+  });
+});
