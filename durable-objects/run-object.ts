@@ -66,8 +66,10 @@ export class RunObject extends DurableObject<Env> {
   private iteration: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
-  /** Work this instance runs beside the run (webhook deliveries, listing updates). */
+  /** Work this instance runs beside the run (webhook deliveries, iterations started at once, listing updates). */
   private readonly background = new Set<Promise<void>>();
+  /** The turn of the last `alarm()` call: calls take turns (see alarm()). */
+  private alarmTurn: Promise<void> = Promise.resolve();
   /** Keeps the run's entry in its owner's RunIndex current (SPEC 8.2). */
   private readonly feed: IndexFeed;
   private readonly deletion: DeletionDeps;
@@ -135,8 +137,13 @@ export class RunObject extends DurableObject<Env> {
       this.work.statusChanged("waiting", now);
     }
     await this.feed.publish();
-    await this.rearm(riskGate.length > 0 ? null : now);
-    return { created: true, status: riskGate.length > 0 ? "waiting" : "pending" };
+    if (riskGate.length > 0) {
+      await this.rearm();
+      return { created: true, status: "waiting" };
+    }
+    await this.rearm(now);
+    this.wake();
+    return { created: true, status: "pending" };
   }
 
   /**
@@ -236,6 +243,7 @@ export class RunObject extends DurableObject<Env> {
     const more = controls.resumeIterations(this.checkpoint.plan.read(), iterations);
     this.checkpoint.resume(run.iterations + more, now);
     await this.rearm(now);
+    this.wake();
     return { ok: true, status: "running" };
   }
 
@@ -249,6 +257,7 @@ export class RunObject extends DurableObject<Env> {
     this.checkpoint.redrive(now);
     this.work.results.clear(); // the redriven steps will have new results
     await this.rearm(now);
+    this.wake();
     return { ok: true, status: "pending" };
   }
 
@@ -272,6 +281,7 @@ export class RunObject extends DurableObject<Env> {
       case "open_risk_gate":
         this.checkpoint.openRiskGate(decision.skipSteps, now);
         await this.rearm(now);
+        this.wake();
         return { ok: true, status: "pending" };
       case "answer_step":
         await this.applyAnswer(decision.index, decision.answer);
@@ -303,21 +313,45 @@ export class RunObject extends DurableObject<Env> {
     return "ok";
   }
 
+  /**
+   * Runs what is due: an iteration, compensations, webhook deliveries, listing updates, the
+   * run's deletion (by DELETE or retention). Safe to run twice:
+   * the rows say what is due. While an iteration is live it only renews its lease; other
+   * calls (workerd's alarm, a wake, a test) take turns, so two never interleave.
+   */
   override async alarm(): Promise<void> {
-    this.work.alarm.fired();
+    if (this.iteration) {
+      await this.work.alarm.renewLease({ force: true });
+      return;
+    }
+    const turn = this.alarmTurn.then(() => this.runDue());
+    this.alarmTurn = turn.catch(() => {});
+    await turn;
+  }
+
+  /**
+   * Work became ready now (a new run, a resume, an answer): run it in this instance at once
+   * rather than when workerd delivers the alarm, which stays set should this instance go
+   * away. (Tests substitute a no-op: only they move a run.)
+   */
+  protected wake(): void {
+    const due = this.alarm().catch((err: unknown) => {
+      console.error("edgestep: an iteration started at once failed; the alarm retries it", err);
+    });
+    this.beside(due);
+  }
+
+  private async runDue(): Promise<void> {
     const run = this.checkpoint.runRecord();
     if (!run) return;
+    if (this.iteration) return; // (a turn queued behind the one that started it)
+    this.work.alarm.fired();
     if (run.deleteRequestedAt !== null) {
       await continueDeletion(this.deletion);
       return;
     }
     if (this.retentionEnded(run)) {
       await deleteRun(this.deletion, this.now());
-      return;
-    }
-    if (this.iteration) {
-      // An iteration is live in this instance: keep its lease and let it finish.
-      await this.work.alarm.renewLease({ force: true });
       return;
     }
     const wake = iterates(run) ? await this.runIteration(run) : null;
@@ -366,6 +400,7 @@ export class RunObject extends DurableObject<Env> {
     commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, this.work.output, now);
     if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
+    this.wake();
   }
 
   private cancelNow(now: number): void {

@@ -38,6 +38,9 @@ export class TestRunObject extends RunObject {
     return this.lastReading;
   }
 
+  /** Nothing starts on its own: only a test moves a run (fireAlarm). */
+  protected override wake(): void {}
+
   protected override get alarms(): AlarmPort {
     const { kv } = this.ctx.storage;
     return {
