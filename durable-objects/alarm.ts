@@ -1,12 +1,12 @@
 /**
  * The run's alarm, set in this one place. SQLite is the truth and the alarm only a pointer
  * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery, an
- * update of the run's listing entry, the end of a final run's retention (SPEC 8.3); once
- * the run's deletion began, only the rest of the deletion.
- * While work is in flight in this instance (an iteration, a compensation), the alarm points
- * at its lease instead, so a crash resumes the run; `alarm()` is safe to run twice.
+ * update of the run's listing entry (listingAlarmDue), the end of a final run's retention
+ * (SPEC 8.3); once the run's deletion began, only the rest of the deletion. While work is in
+ * flight in this instance (an iteration, a compensation), the alarm points at its lease
+ * instead, so a crash resumes the run; `alarm()` is safe to run twice.
  */
-import { listingUpdateDue } from "../src/engine/listing";
+import { listingAlarmDue } from "../src/engine/listing";
 import type { RunRecord, RunStatus } from "../src/engine/records";
 import { retentionDue } from "../src/engine/retention";
 import { alarmTime } from "../src/engine/time-limits";
@@ -76,7 +76,7 @@ export class AlarmPointer {
     const c = this.checkpoint;
     const run = c.runRecord();
     if (!run) return null;
-    const listing = listingUpdateDue(run, c.listing.read());
+    const listing = listingAlarmDue(run, c.listing.read());
     if (run.deleteRequestedAt !== null) return listing;
     const candidates = [
       wake,

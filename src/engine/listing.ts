@@ -83,6 +83,19 @@ export function listingUpdateDue(run: RunRecord, outbox: ListingOutboxState): nu
   return Math.max(base, notBefore);
 }
 
+/**
+ * The part of `listingUpdateDue` the run's alarm points at: a new status, a run the index has
+ * never seen, a retry after a failure (or a claim), the removal of a deleted run. A change of
+ * progress alone is sent by the live object within `COALESCE_MS` and not woken for: should the
+ * object go away first, it reaches the index with the run's next status change or alarm (its
+ * final status always does).
+ */
+export function listingAlarmDue(run: RunRecord, outbox: ListingOutboxState): number | null {
+  const due = listingUpdateDue(run, outbox);
+  if (due === null || run.deleteRequestedAt !== null || outbox.retryAt !== null) return due;
+  return outbox.ackedStatus === run.status ? null : due;
+}
+
 /** How long to wait before trying the index again after `failures` failures in a row: 1 s, 2 s, ... 60 s. */
 export function listingBackoff(failures: number): number {
   return Math.min(60_000, 1000 * 2 ** Math.max(0, failures - 1));
