@@ -9,21 +9,10 @@
  *  - `status_counts`: runs per status, kept by triggers, so `GET /v1/stats` costs O(1).
  */
 import type { ListingEntry, ListingQuery } from "../../src/engine/listing";
-import type { RunStatus } from "../../src/engine/records";
+import { RUN_STATUSES, type RunStatus } from "../../src/engine/records";
 
 const SCHEMA_VERSION = 1;
 const REMOVED_KEPT_MS = 7 * 86_400_000;
-const STATUSES: readonly RunStatus[] = [
-  "pending",
-  "running",
-  "waiting",
-  "paused",
-  "completed",
-  "partial",
-  "failed",
-  "cancelled",
-];
-
 const DDL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
@@ -57,7 +46,7 @@ CREATE INDEX IF NOT EXISTS entry_tags_by_run ON entry_tags (run_id);
 CREATE TABLE IF NOT EXISTS removed (run_id TEXT PRIMARY KEY, at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS removed_by_time ON removed (at);
 CREATE TABLE IF NOT EXISTS status_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL);
-${STATUSES.map((s) => `INSERT OR IGNORE INTO status_counts (status, n) VALUES ('${s}', 0);`).join("\n")}
+${RUN_STATUSES.map((s) => `INSERT OR IGNORE INTO status_counts (status, n) VALUES ('${s}', 0);`).join("\n")}
 CREATE TRIGGER IF NOT EXISTS entries_counted AFTER INSERT ON entries BEGIN
   UPDATE status_counts SET n = n + 1 WHERE status = NEW.status;
 END;

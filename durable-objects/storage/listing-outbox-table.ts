@@ -4,16 +4,8 @@
  * when the next update may be sent (a failure's backoff, or the claim of one in flight).
  * What is due follows from this row and the run row (src/engine/listing.ts).
  */
-import type { ListingOutboxState } from "../../src/engine/listing";
+import { NOTHING_ACKED, type ListingOutboxState } from "../../src/engine/listing";
 import type { Sql } from "./sql";
-
-const NONE: ListingOutboxState = {
-  ackedState: null,
-  ackedStatus: null,
-  sentAt: null,
-  retryAt: null,
-  failures: 0,
-};
 
 export class ListingOutboxTable {
   constructor(private readonly db: Sql) {}
@@ -22,7 +14,7 @@ export class ListingOutboxTable {
     return (
       this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
         acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
-        FROM listing_outbox WHERE id = 1` ?? NONE
+        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED
     );
   }
 

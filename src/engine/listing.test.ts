@@ -7,42 +7,24 @@ import {
   listingBackoff,
   listingState,
   listingUpdateDue,
+  NOTHING_ACKED,
   type ListingOutboxState,
 } from "./listing";
 import type { RunRecord } from "./records";
 import { DAY_MS, retentionDue } from "./retention";
+import { runRecord } from "./test-records";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 const RUN_ID = `run_${"ab".repeat(16)}`;
 
 function run(overrides: Partial<RunRecord> = {}): RunRecord {
-  return {
+  return runRecord({
     id: RUN_ID,
-    owner: "o",
-    status: "running",
     createdAt: T0,
-    startedAt: T0,
-    endedAt: null,
-    iterations: 1,
-    iterationBudget: null,
-    riskGate: null,
-    baseUrl: null,
-    eventsDropped: 0,
-    error: null,
-    deleteRequestedAt: null,
     version: 3,
-    counts: {
-      total: 4,
-      succeeded: 1,
-      failed: 0,
-      skipped: 0,
-      cancelled: 0,
-      running: 1,
-      durationSum: 0,
-      durationCount: 0,
-    },
+    counts: { ...runRecord().counts, total: 4, succeeded: 1, running: 1 },
     ...overrides,
-  };
+  });
 }
 
 /** The outbox after the index acknowledged `acked` at `sentAt`. */
@@ -59,14 +41,6 @@ function acked(
     failures: 0,
   };
 }
-
-const NONE: ListingOutboxState = {
-  ackedState: null,
-  ackedStatus: null,
-  sentAt: null,
-  retryAt: null,
-  failures: 0,
-};
 
 describe("the listing cursor", () => {
   it("names a position and reads back as it", () => {
@@ -103,7 +77,7 @@ describe("when the index is due an update", () => {
 
   it("at once for a run it has never seen, and for a new status", () => {
     const r = run();
-    expect(listingUpdateDue(r, NONE)).toBe(T0);
+    expect(listingUpdateDue(r, NOTHING_ACKED)).toBe(T0);
     const done = run({ status: "completed", endedAt: T0 + 50, version: 9 });
     // due at the run's creation: already past, so sent at once (not a second after T0 + 40)
     expect(listingUpdateDue(done, acked(r, T0 + 40))).toBe(T0);

@@ -63,6 +63,15 @@ export interface ListingOutboxState {
   failures: number;
 }
 
+/** The outbox of a run the index has heard nothing from yet. */
+export const NOTHING_ACKED: ListingOutboxState = {
+  ackedState: null,
+  ackedStatus: null,
+  sentAt: null,
+  retryAt: null,
+  failures: 0,
+};
+
 /** Progress-only changes reach the index at most this often; status changes go at once. */
 export const COALESCE_MS = 1000;
 /** An update in flight is claimed this long: past it, it is sent again (a crash mid-send). */

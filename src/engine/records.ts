@@ -19,7 +19,19 @@ export const FINISHED: ReadonlySet<StepStatus> = new Set([
   "cancelled",
 ]);
 
-export type RunStatus = "pending" | "running" | "waiting" | "paused" | FinalStatus;
+/** Run statuses (SPEC 5.8), in lifecycle order. */
+export const RUN_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+  "paused",
+  "completed",
+  "partial",
+  "failed",
+  "cancelled",
+] as const;
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
   "completed",
