@@ -14,7 +14,6 @@ import { settings, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
-import { retentionDue } from "../src/engine/retention";
 import type { Answer, CallbackAnswer } from "../src/engine/verdict";
 import { AlarmPointer, iterates } from "./alarm";
 import type { AlarmPort } from "./alarm-port";
@@ -24,7 +23,14 @@ import {
   type ApproveRequest,
 } from "./controls/approval-control";
 import * as controls from "./controls/run-controls";
-import { checkDelete, continueDeletion, deleteRun, type DeletionDeps } from "./controls/deletion";
+import {
+  checkDelete,
+  continueDeletion,
+  deleteRun,
+  isDeleted,
+  retentionEnded,
+  type DeletionDeps,
+} from "./controls/deletion";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { commitAnswer } from "./execution/step-journal";
@@ -125,7 +131,7 @@ export class RunObject extends DurableObject<Env> {
     plan: CompiledPlan,
     baseUrl: string,
   ): Promise<controls.CreateOutcome> {
-    if (this.deleted()) return { deleted: true };
+    if (isDeleted(this.checkpoint)) return { deleted: true };
     const existing = this.checkpoint.runRecord();
     if (existing) return { created: false, status: existing.status };
     const now = this.now();
@@ -152,7 +158,7 @@ export class RunObject extends DurableObject<Env> {
    * without spending rate limit.
    */
   async lookup(owner: string): Promise<controls.RunLookup> {
-    if (this.deleted())
+    if (isDeleted(this.checkpoint))
       return {
         type: "deleted",
         latestGeneration: this.checkpoint.tombstone.read()?.latestGeneration ?? 0,
@@ -170,8 +176,7 @@ export class RunObject extends DurableObject<Env> {
   async deleteRun(owner: string): Promise<controls.ControlOutcome> {
     const run = this.owned(owner);
     if (!run) return null;
-    const rollbackPending = this.checkpoint.compensations.earliestDue(this.now()) !== null;
-    const refused = checkDelete(run, rollbackPending);
+    const refused = checkDelete(run, this.checkpoint, this.now());
     if (refused) return refused;
     await deleteRun(this.deletion, this.now());
     return { ok: true, status: run.status };
@@ -350,7 +355,7 @@ export class RunObject extends DurableObject<Env> {
       await continueDeletion(this.deletion);
       return;
     }
-    if (this.retentionEnded(run)) {
+    if (retentionEnded(this.checkpoint, run, this.now(), this.config.retentionDays)) {
       await deleteRun(this.deletion, this.now());
       return;
     }
@@ -436,14 +441,6 @@ export class RunObject extends DurableObject<Env> {
     await this.work.alarm.rearm(wake);
   }
 
-  /** A final run whose retention is over, and whose rollback (if any) is done (SPEC 8.3). */
-  private retentionEnded(run: RunRecord): boolean {
-    const now = this.now();
-    const days = this.checkpoint.plan.read().config.retentionDays;
-    const due = retentionDue(run, days, this.config.retentionDays);
-    return due !== null && due <= now && this.checkpoint.compensations.earliestDue(now) === null;
-  }
-
   /** Waits (at most `read.waitMs`) until the run no longer matches `read.ifNoneMatch`; the run as it is then. */
   private async changedFrom(run: RunRecord, read: StatusRead): Promise<RunRecord | undefined> {
     const deadline = Date.now() + read.waitMs!;
@@ -466,14 +463,6 @@ export class RunObject extends DurableObject<Env> {
   private owned(owner: string): RunRecord | undefined {
     const run = this.live();
     return run && run.owner === owner ? run : undefined;
-  }
-
-  /** This id's run was deleted, or is being deleted: it is never used again. */
-  private deleted(): boolean {
-    const run = this.checkpoint.runRecord();
-    return (
-      this.checkpoint.tombstone.read() !== undefined || (run?.deleteRequestedAt ?? null) !== null
-    );
   }
 
   /** The run's clock. Tests substitute one they can move forward (test/support). */

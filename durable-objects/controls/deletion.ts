@@ -16,14 +16,19 @@
  *
  * Steps 2 and 3 are idempotent, so running them again after a crash is harmless.
  */
-import type { RunRecord } from "../../src/engine/records";
+import { FINAL_RUN_STATUSES, type RunRecord } from "../../src/engine/records";
+import { retentionDue } from "../../src/engine/retention";
 import type { IndexFeed } from "../listing/index-feed";
 import type { Checkpoint } from "../storage/checkpoint";
-import { FINAL_RUN_STATUSES } from "../../src/engine/records";
 import type { EarlyAnswer } from "./run-controls";
 
+/** A failed run's compensations are still running (or due): deleting would abandon them. */
+function rollbackPending(c: Checkpoint, now: number): boolean {
+  return c.compensations.earliestDue(now) !== null;
+}
+
 /** Why the run cannot be deleted now (409), or null. */
-export function checkDelete(run: RunRecord, rollbackPending: boolean): EarlyAnswer | null {
+export function checkDelete(run: RunRecord, c: Checkpoint, now: number): EarlyAnswer | null {
   if (!FINAL_RUN_STATUSES.has(run.status)) {
     return {
       ok: false,
@@ -31,7 +36,7 @@ export function checkDelete(run: RunRecord, rollbackPending: boolean): EarlyAnsw
       message: `only a finished run can be deleted; this one is ${run.status} (cancel it first)`,
     };
   }
-  if (rollbackPending) {
+  if (rollbackPending(c, now)) {
     return {
       ok: false,
       status: run.status,
@@ -39,6 +44,17 @@ export function checkDelete(run: RunRecord, rollbackPending: boolean): EarlyAnsw
     };
   }
   return null;
+}
+
+/** A final run whose retention is over (SPEC 8.3), and whose rollback (if any) is done. */
+export function retentionEnded(c: Checkpoint, run: RunRecord, now: number, workerDays: number) {
+  const due = retentionDue(run, c.plan.read().config.retentionDays, workerDays);
+  return due !== null && due <= now && !rollbackPending(c, now);
+}
+
+/** This id's run was deleted, or its deletion began: the id is never used again. */
+export function isDeleted(c: Checkpoint): boolean {
+  return c.tombstone.read() !== undefined || (c.runRecord()?.deleteRequestedAt ?? null) !== null;
 }
 
 export interface DeletionDeps {
