@@ -14,6 +14,24 @@ export function raw(text: string): Raw {
   return new Raw(text);
 }
 
+/**
+ * A statement's text, built once per call site: a tagged template's strings array is the
+ * same object at every call, and its `raw()` fragments are constants of that call site.
+ */
+const texts = new WeakMap<TemplateStringsArray, { text: string; raws: (Raw | null)[] }>();
+
+function textOf(strings: TemplateStringsArray, values: readonly (SqlValue | Raw)[]): string {
+  const raws = values.map((v) => (v instanceof Raw ? v : null));
+  const cached = texts.get(strings);
+  if (cached && cached.raws.every((r, i) => r === raws[i])) return cached.text;
+  let text = strings[0]!;
+  raws.forEach((r, i) => {
+    text += (r ? r.text : "?") + strings[i + 1]!;
+  });
+  texts.set(strings, { text, raws });
+  return text;
+}
+
 export class Sql {
   /** Told after every write statement (status readers wait for changes on it). */
   onWrite: (() => void) | undefined;
@@ -21,17 +39,8 @@ export class Sql {
   constructor(private readonly sql: SqlStorage) {}
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
-    let text = strings[0]!;
-    const bound: SqlValue[] = [];
-    values.forEach((v, i) => {
-      if (v instanceof Raw) text += v.text;
-      else {
-        text += "?";
-        bound.push(v);
-      }
-      text += strings[i + 1]!;
-    });
-    return this.sql.exec(text, ...bound).toArray() as T[];
+    const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
+    return this.sql.exec(textOf(strings, values), ...bound).toArray() as T[];
   }
 
   one<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T | undefined {

@@ -39,9 +39,11 @@ export class StepViews {
   }
 
   private rebuildStale(c: Checkpoint): void {
+    const steps = c.plan.read().steps;
     for (let i = 0; i < this.json.length && this.stale > 0; i++) {
       if (this.json[i] !== undefined) continue;
-      this.json[i] = entry(c.steps.get(i)!, c.items.counts(i).get(i));
+      const items = steps[i]!.forEach === undefined ? undefined : c.items.counts(i).get(i);
+      this.json[i] = entry(c.steps.get(i)!, items);
       this.stale--;
     }
     this.stale = 0;

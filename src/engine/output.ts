@@ -15,6 +15,8 @@ export interface OutputLimits {
 
 export const DEFAULT_MAX_OUTPUT_DEPTH = 128;
 
+const utf8 = new TextEncoder();
+
 export type StoredOutput = { ok: true; json: string } | { ok: false; error: StepError };
 
 /**
@@ -42,7 +44,9 @@ export function storedOutput(output: unknown, limits: OutputLimits, item = false
     if (err instanceof RangeError) return tooDeep(); // so deep that stringify overflowed
     throw err;
   }
-  const bytes = new TextEncoder().encode(json).byteLength;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most outputs need no encoding to know.
+  const bytes =
+    json.length * 3 <= limits.maxOutputBytes ? json.length : utf8.encode(json).byteLength;
   if (bytes > limits.maxOutputBytes) {
     return {
       ok: false,
