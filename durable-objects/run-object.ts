@@ -34,7 +34,8 @@ import {
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { commitAnswer } from "./execution/step-journal";
-import { IndexFeed } from "./listing/index-feed";
+import { atMost } from "./at-most";
+import { INDEX_WAIT_MS, IndexFeed } from "./listing/index-feed";
 import { runRollback } from "./rollback/rollback";
 import { runIndexOf } from "./run-index/run-index";
 import type { RunContext } from "./run-context";
@@ -142,12 +143,13 @@ export class RunObject extends DurableObject<Env> {
       this.checkpoint.events.append("approval_requested", now, null, null, data);
       this.work.statusChanged("waiting", now);
     }
+    const wake = riskGate.length > 0 ? null : now;
+    // The alarm is set in this same turn, so the run and its alarm commit together: after a
+    // crash from here on, the alarm still starts the run and sends its listing entry.
+    await this.work.alarm.rearm(wake);
     await this.feed.publish();
-    if (riskGate.length > 0) {
-      await this.rearm();
-      return { created: true, status: "waiting" };
-    }
-    await this.rearm(now);
+    await this.rearm(wake);
+    if (wake === null) return { created: true, status: "waiting" };
     this.wake();
     return { created: true, status: "pending" };
   }
@@ -178,7 +180,11 @@ export class RunObject extends DurableObject<Env> {
     if (!run) return null;
     const refused = checkDelete(run, this.checkpoint, this.now());
     if (refused) return refused;
-    await deleteRun(this.deletion, this.now());
+    // The run reads as gone once marked; an index that hangs delays the answer 2 s at most
+    // (the alarm finishes the deletion).
+    const deleting = deleteRun(this.deletion, this.now());
+    this.beside(deleting.then(() => {}));
+    await atMost(deleting, INDEX_WAIT_MS);
     return { ok: true, status: run.status };
   }
 

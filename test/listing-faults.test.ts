@@ -7,8 +7,19 @@
  * firing its alarm, never by sleeping.
  */
 import { describe, expect, it } from "vitest";
-import { abortObject, advanceClock, fireAlarm, post, unique } from "./helpers";
-import { created, del, gatedPlan, keyApi, keyIndex, listAll, passPlan } from "./listing-helpers";
+import { ownerOf } from "../src/api/auth";
+import { idempotentRunId } from "../src/ids";
+import { abortObject, advanceClock, alarmAt, fireAlarm, post, unique, until } from "./helpers";
+import {
+  created,
+  del,
+  gatedPlan,
+  keyApi,
+  keyIndex,
+  listAll,
+  passPlan,
+  submitVia,
+} from "./listing-helpers";
 
 /** Past any backoff of the outbox (at most 60 s). */
 const PAST_BACKOFF = 61_000;
@@ -40,6 +51,46 @@ describe("the listing catches up after faults", () => {
     await retryUntil(runId, async () => (await statuses(via)).length === 1);
     await retryUntil(runId, async () => (await statuses(via))[0]?.[1] === "completed", 10);
     expect(await statuses(via)).toEqual([[runId, "completed"]]);
+  });
+
+  it("a POST is answered when the index hangs; the run is listed once the index is back", async () => {
+    const { via, index } = await tenant();
+    await index.holdUpdates();
+    const runId = await created(gatedPlan(), {}, via); // a 202, although the index never answers
+    expect((await via(`/v1/runs/${runId}`)).status).toBe(200);
+    await index.restart().catch(() => {});
+    await retryUntil(runId, async () => (await statuses(via))[0]?.[1] === "waiting");
+  });
+
+  it("a crash while a new run waits for its index leaves a run that is still listed (its alarm was set with it)", async () => {
+    const key = unique("key");
+    const [via, index] = [keyApi(key), await keyIndex(key)];
+    const headers = { "idempotency-key": unique("idem") };
+    const runId = await idempotentRunId(await ownerOf(key), headers["idempotency-key"]);
+    await index.holdUpdates();
+    const posting = submitVia(via, gatedPlan(), headers);
+    await until(async () => (await via(`/v1/runs/${runId}`)).status === 200, "the run is stored");
+    expect(await alarmAt(runId)).not.toBeNull();
+    await abortObject(runId); // the POST in flight fails with the object
+    expect((await posting).res.status).toBe(500);
+    await index.restart().catch(() => {});
+    await retryUntil(runId, async () => (await statuses(via))[0]?.[1] === "waiting");
+    const retried = await submitVia(via, gatedPlan(), headers); // the client's safe retry
+    expect([retried.res.status, retried.body.runId]).toEqual([200, runId]);
+  });
+
+  it("a DELETE is answered when the index hangs; the run is gone at once, and unlisted by its alarm after a crash", async () => {
+    const { via, index } = await tenant();
+    const runId = await created(gatedPlan(), {}, via);
+    await via(`/v1/runs/${runId}/cancel`, { method: "POST" });
+    await index.holdUpdates();
+    expect((await del(runId, via)).status).toBe(204);
+    expect((await via(`/v1/runs/${runId}`)).status).toBe(404);
+    expect(await alarmAt(runId)).not.toBeNull(); // the rest of the deletion
+    await abortObject(runId);
+    await index.restart().catch(() => {});
+    await retryUntil(runId, async () => (await statuses(via)).length === 0);
+    expect(await fireAlarm(runId)).toBe(false);
   });
 
   it("an index restarted in the middle of an update: the update is sent again", async () => {

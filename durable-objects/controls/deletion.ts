@@ -3,10 +3,10 @@
  * alarm). The order makes it crash-safe: a crash at any instant leaves neither a listing
  * entry for a deleted run nor a run that can never be listed or deleted.
  *
- *  1. Mark: the run row records that deletion began. From this commit on the run reads as
- *     gone (every route answers 404, its callback tokens too), the feed sends no more
- *     updates, and the alarm points at the rest of the deletion: a crash after this resumes
- *     it.
+ *  1. Mark: the run row records that deletion began, and the alarm is aimed at the rest of
+ *     the deletion in the same commit. From then on the run reads as gone (every route
+ *     answers 404, its callback tokens too), the feed sends no more updates, and a crash
+ *     resumes the deletion by alarm.
  *  2. Unlist: the entry is removed from the owner's RunIndex, which remembers the removal
  *     so an update still in flight cannot bring it back. Until this succeeds (the index
  *     unreachable: retried by alarm with backoff) the run is still stored and still
@@ -68,6 +68,9 @@ export interface DeletionDeps {
 /** Marks the run for deletion (step 1) and carries the deletion as far as it can now. */
 export async function deleteRun(deps: DeletionDeps, now: number): Promise<"deleted" | "retrying"> {
   deps.checkpoint.run.requestDeletion(now);
+  // The alarm is aimed at the rest of the deletion in this same turn, so the mark and the
+  // alarm commit together: a crash from here on still finishes the deletion.
+  await deps.rearm();
   return continueDeletion(deps);
 }
 

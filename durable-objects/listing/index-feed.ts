@@ -21,6 +21,7 @@ import {
   type ListingEntry,
 } from "../../src/engine/listing";
 import type { RunRecord } from "../../src/engine/records";
+import { atMost } from "../at-most";
 import type { UpsertOutcome } from "../run-index/run-index";
 import type { Checkpoint } from "../storage/checkpoint";
 
@@ -40,6 +41,8 @@ export interface FeedDeps {
   rearm(): Promise<void>;
 }
 
+/** How long a request (a new run's POST, a DELETE) waits for the index at most. */
+export const INDEX_WAIT_MS = 2_000;
 /** A due time further ahead than this is left to the alarm rather than a timer. */
 const TIMER_HORIZON_MS = 5_000;
 
@@ -74,11 +77,18 @@ export class IndexFeed {
     this.deps.beside(this.track(this.send(run).then(() => this.deps.rearm())));
   }
 
-  /** Sends the run's entry now and waits for the index (a new run is listed before its POST answers). */
+  /**
+   * Sends the run's entry now and waits for the index, so a new run is listed before its POST
+   * answers; at most INDEX_WAIT_MS: an index that hangs delays no submission (the update
+   * goes on beside the run, and the outbox has it should it fail).
+   */
   async publish(): Promise<void> {
     await this.settled();
     const run = this.deps.checkpoint.runRecord();
-    if (run) await this.track(this.send(run));
+    if (!run || listingUpdateDue(run, this.deps.checkpoint.listing.read()) === null) return;
+    const sending = this.track(this.send(run));
+    this.deps.beside(sending);
+    await atMost(sending, INDEX_WAIT_MS);
   }
 
   /**
