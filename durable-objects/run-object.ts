@@ -123,8 +123,8 @@ export class RunObject extends DurableObject<Env> {
 
   /**
    * Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent.
-   * The run is in its owner's listing before this answers (SPEC 8.2); if the index cannot be
-   * reached, the run is created all the same and the outbox lists it within seconds.
+   * The run is in its owner's listing before this answers (SPEC 8.2); if the index fails or
+   * takes more than 2 s, the run is created all the same and the outbox lists it later.
    */
   async create(
     runId: string,
