@@ -58,6 +58,12 @@ export class StepTable {
       AND status IN (SELECT value FROM json_each(${JSON.stringify(statuses)})) ORDER BY idx LIMIT ${limit}`;
   }
 
+  /** The rows of the steps at `indices`, in plan order. */
+  byIndex(indices: readonly number[]): StepRecord[] {
+    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps
+      WHERE idx IN (SELECT value FROM json_each(${JSON.stringify(indices)})) ORDER BY idx`;
+  }
+
   get(index: number): StepRecord | undefined {
     return this.db.one<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx = ${index}`;
   }

@@ -1,56 +1,45 @@
 /**
  * The `steps` of the full status document as JSON text, kept per step in memory and rebuilt
- * only for the steps whose rows changed since the last read (storage tells which). Polling a
- * run's full status then costs a join of cached strings, not a rebuild of every step: reads
- * do not slow the run they watch (SPEC 6.1).
+ * only for the steps whose rows changed since the last read (storage tells which), in one
+ * query. Polling a run's full status then costs a join of cached strings, not a rebuild of
+ * every step: reads do not slow the run they watch (SPEC 6.1).
  */
 import type { StepRecord } from "../../src/engine/records";
 import { stepView } from "../../src/engine/status";
 import type { Checkpoint } from "../storage/checkpoint";
 
 export class StepViews {
-  private json: (string | undefined)[] = [];
-  private stale = 0;
+  private json: string[] = [];
+  /** Steps whose rows changed since their text was built; null: possibly any. */
+  private stale: Set<number> | null = null;
 
   /** Step `index`'s row (or its items) changed; null: possibly any. */
   changed(index: number | null): void {
-    if (index === null) {
-      this.json = [];
-      this.stale = Number.POSITIVE_INFINITY;
-    } else if (this.json[index] !== undefined) {
-      this.json[index] = undefined;
-      this.stale++;
-    }
+    if (index === null) this.stale = null;
+    else this.stale?.add(index);
   }
 
   /** The steps array, as JSON text. */
   text(c: Checkpoint): string {
     const total = c.plan.read().steps.length;
-    if (this.json.length !== total || this.stale > total / 4) this.rebuildAll(c, total);
-    else this.rebuildStale(c);
+    if (this.stale === null || this.json.length !== total || this.stale.size > total / 4) {
+      this.rebuild(c, c.steps.all());
+      this.stale = new Set();
+    } else if (this.stale.size > 0) {
+      this.rebuild(c, c.steps.byIndex([...this.stale]));
+      this.stale.clear();
+    }
     return `[${this.json.join(",")}]`;
   }
 
-  private rebuildAll(c: Checkpoint, total: number): void {
-    const items = c.items.counts();
-    this.json = new Array<string>(total);
-    for (const s of c.steps.all()) this.json[s.index] = entry(s, items.get(s.index));
-    this.stale = 0;
-  }
-
-  private rebuildStale(c: Checkpoint): void {
+  private rebuild(c: Checkpoint, rows: readonly StepRecord[]): void {
     const steps = c.plan.read().steps;
-    for (let i = 0; i < this.json.length && this.stale > 0; i++) {
-      if (this.json[i] !== undefined) continue;
-      const items = steps[i]!.forEach === undefined ? undefined : c.items.counts(i).get(i);
-      this.json[i] = entry(c.steps.get(i)!, items);
-      this.stale--;
+    const fanOuts = rows.some((s) => steps[s.index]!.forEach !== undefined);
+    const items = fanOuts ? c.items.counts() : undefined;
+    for (const s of rows) {
+      const view = stepView(s);
+      const counts = items?.get(s.index);
+      this.json[s.index] = JSON.stringify(counts ? { ...view, items: counts } : view);
     }
-    this.stale = 0;
   }
-}
-
-function entry(s: StepRecord, items: { total: number } | undefined): string {
-  const view = stepView(s);
-  return JSON.stringify(items ? { ...view, items } : view);
 }

@@ -8,6 +8,7 @@ import { runIdOfToken } from "../ids";
 import { ConflictError, NotFoundError } from "../errors";
 import { callbackBodySchema } from "./schemas";
 import type { AppEnv } from "./types";
+import { runObject } from "./run-stub";
 import { readControlBody } from "./validate-input";
 
 export const callbackRoutes = new Hono<AppEnv>();
@@ -17,7 +18,7 @@ callbackRoutes.post("/:token", async (c) => {
   const runId = runIdOfToken(token);
   if (!runId) throw new NotFoundError("unknown callback token");
   const answer = await readControlBody(c, callbackBodySchema);
-  const stub = c.env.RUNS.get(c.env.RUNS.idFromName(runId));
+  const stub = runObject(c.env, runId);
   const outcome = await stub.answerCallback(token, answer);
   if (outcome === "not_found") throw new NotFoundError("unknown callback token");
   if (outcome === "conflict")

@@ -7,16 +7,13 @@
  */
 import type { Env } from "../env";
 import { idempotentRunId } from "../ids";
+import { runObject } from "./run-stub";
 
 export interface KeyTarget {
   runId: string;
   generation: number;
   /** The status of the run the key names, or null when it names none yet. */
   status: string | null;
-}
-
-function runStub(env: Env, runId: string) {
-  return env.RUNS.get(env.RUNS.idFromName(runId));
 }
 
 /** The run `key` names for `owner` (or the id its next run takes), looking from generation `from`. */
@@ -28,7 +25,7 @@ export async function resolveIdempotencyKey(
 ): Promise<KeyTarget> {
   for (let generation = from; ;) {
     const runId = await idempotentRunId(owner, key, generation);
-    const found = await runStub(env, runId).lookup(owner);
+    const found = await runObject(env, runId).lookup(owner);
     if (found.type === "run") return { runId, generation, status: found.status };
     if (found.type === "none") return { runId, generation, status: null };
     generation = Math.max(generation + 1, found.latestGeneration);
@@ -44,7 +41,7 @@ export async function noteGeneration(
 ): Promise<void> {
   const first = await idempotentRunId(owner, key, 0);
   // Only a hint: without it, the next lookup probes the deleted generations one by one.
-  await runStub(env, first)
+  await runObject(env, first)
     .noteGeneration(generation)
     .catch((err: unknown) => console.warn("edgestep: idempotency hint not stored", err));
 }

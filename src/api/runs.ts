@@ -1,8 +1,10 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
+import { takeRunQuota } from "./run-quota";
+import { runObject } from "./run-stub";
 import { settings } from "../env";
-import { ConflictError, InvalidPlanError, NotFoundError, RateLimitedError } from "../errors";
+import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, randomRunId } from "../ids";
 import { noteGeneration, resolveIdempotencyKey, type KeyTarget } from "./idempotency";
 import { compileRequest } from "./plans";
@@ -19,7 +21,7 @@ function runStub(c: Context<AppEnv>) {
   const runId = c.req.param("runId") ?? "";
   // Ids we never issue cannot name a run: answer without waking a Durable Object.
   if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundError(`run "${runId.slice(0, 80)}" not found`);
-  return { runId, stub: c.env.RUNS.get(c.env.RUNS.idFromName(runId)) };
+  return { runId, stub: runObject(c.env, runId) };
 }
 
 function notFound(runId: string): never {
@@ -51,9 +53,9 @@ runRoutes.post("/", async (c) => {
   // Quota is taken last, for a run about to be created: neither an invalid request nor a
   // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.
   if (target.status !== null) return answer(target.runId, target.status, 200);
-  await takeQuota(c, config.runsPerMinute, owner);
+  if (config.runsPerMinute > 0) await takeRunQuota(c, owner, config.runsPerMinute);
   for (;;) {
-    const stub = c.env.RUNS.get(c.env.RUNS.idFromName(target.runId));
+    const stub = runObject(c.env, target.runId);
     const outcome = await stub.create(target.runId, owner, plan, new URL(c.req.url).origin);
     if (!("deleted" in outcome)) {
       if (outcome.created && key !== undefined && target.generation > 0)
@@ -66,18 +68,6 @@ runRoutes.post("/", async (c) => {
     if (target.status !== null) return answer(target.runId, target.status, 200);
   }
 });
-
-/** Counts a run against the owner's RUNS_PER_MINUTE (0: no limit); a 429 past it. */
-async function takeQuota(c: Context<AppEnv>, perMinute: number, owner: string): Promise<void> {
-  if (perMinute === 0) return;
-  const quota = await c.env.LIMITS.get(c.env.LIMITS.idFromName(owner)).take(perMinute);
-  if (!quota.ok) {
-    throw new RateLimitedError(
-      `more than ${perMinute} runs created this minute (RUNS_PER_MINUTE)`,
-      quota.retryAfterSeconds,
-    );
-  }
-}
 
 runRoutes.get("/:runId", async (c) => {
   const { runId, stub } = runStub(c);

@@ -42,6 +42,8 @@ function queryValue(value: unknown): string {
 export type UrlCheck = (url: string) => string | null;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Decodes whole bodies (not streaming), so one decoder serves every call. */
+const utf8 = new TextDecoder();
 const MAX_REDIRECTS = 5;
 
 /** What one HTTP attempt sends, once its URL, query, headers and body are built. */
@@ -201,13 +203,14 @@ async function readBody(
   } finally {
     signal.removeEventListener("abort", stop);
   }
+  if (chunks.length === 1) return utf8.decode(chunks[0]);
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const c of chunks) {
     bytes.set(c, offset);
     offset += c.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return utf8.decode(bytes);
 }
 
 function toResult(

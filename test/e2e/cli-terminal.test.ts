@@ -9,26 +9,14 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import xterm from "@xterm/headless";
 import pty from "node-pty";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { describe, expect, it } from "vitest";
 import { BIN, ROOT } from "./cli-harness.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
 const run = promisify(execFile);
 const COLS = 110;
 
-let upstream: Upstream;
-let worker: BootedWorker;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(upstream.url);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
+const e2e = bootForFile();
 
 /** A terminal running the CLI: the screen's lines as shown now, the raw bytes, the exit code. */
 function terminal(args: string[]) {
@@ -39,7 +27,7 @@ function terminal(args: string[]) {
     cols: COLS,
     rows: 40,
     cwd: ROOT,
-    env: { ...process.env, EDGESTEP_URL: worker.url, TERM: "xterm-256color" },
+    env: { ...process.env, EDGESTEP_URL: e2e.worker.url, TERM: "xterm-256color" },
   });
   child.onData((data) => {
     raw += data;
@@ -76,17 +64,17 @@ describe("edgestep get --watch on a terminal", () => {
     const plan = {
       name: "terminal",
       steps: [
-        { id: "slow", tool: "http", params: { url: `${upstream.url}/delay/4000` } },
+        { id: "slow", tool: "http", params: { url: `${e2e.upstream.url}/delay/4000` } },
         {
           id: "flaky",
           tool: "http",
-          params: { url: `${upstream.url}/script/tty-${Date.now()}?plan=503,200` },
+          params: { url: `${e2e.upstream.url}/script/tty-${Date.now()}?plan=503,200` },
           retry: { maxRetries: 2, baseDelayMs: 3000, jitter: "none" },
         },
         { id: "last", tool: "pass", dependsOn: ["slow", "flaky"] },
       ],
     };
-    const created = await fetch(`${worker.url}/v1/runs`, {
+    const created = await fetch(`${e2e.worker.url}/v1/runs`, {
       method: "POST",
       body: JSON.stringify(plan),
     });
@@ -140,7 +128,7 @@ describe("the client and CLI as users reach them", () => {
   it("the README's example (examples/client.ts) runs a plan and follows its events", async () => {
     const { stdout } = await run(process.execPath, ["examples/client.ts"], {
       cwd: ROOT,
-      env: { ...process.env, EDGESTEP_URL: worker.url },
+      env: { ...process.env, EDGESTEP_URL: e2e.worker.url },
     });
     const lines = stdout.trim().split("\n");
     expect(lines[0]).toBe("1 run_started ");

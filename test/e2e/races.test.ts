@@ -2,25 +2,12 @@
  * Races between concurrent controls and the run's own alarms, over real HTTP with real
  * alarm delivery (Miniflare): whatever the interleaving, a run always finishes.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../upstream/server.ts";
+import { describe, expect, it } from "vitest";
 import { e2eClient } from "./client.ts";
-import { bootWorker, type BootedWorker } from "./worker.ts";
+import { bootForFile } from "./worker.ts";
 
-let upstream: Upstream;
-let worker: BootedWorker;
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  worker = await bootWorker(upstream.url);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await upstream?.close();
-});
-
-const { post, waitFor, waitForEnd } = e2eClient(() => worker.url);
+const e2e = bootForFile();
+const { post, waitFor, waitForEnd } = e2eClient(() => e2e.worker.url);
 
 /** A bounded run of a 3-step chain that pauses after each iteration; `tag` marks its calls. */
 function pausingChain(tag: string) {
@@ -30,7 +17,7 @@ function pausingChain(tag: string) {
     steps: ["a", "b", "c"].map((id, i) => ({
       id,
       tool: "http",
-      params: { url: `${upstream.url}/delay/5?race=${tag}-${id}` },
+      params: { url: `${e2e.upstream.url}/delay/5?race=${tag}-${id}` },
       ...(i > 0 && { dependsOn: [["a", "b", "c"][i - 1]] }),
     })),
   };
@@ -52,7 +39,7 @@ describe("concurrent resumes (issue 11.8)", () => {
       expect(codes.filter((c) => c !== 200 && c !== 409)).toEqual([]);
       const end = await waitForEnd(statusUrl, 10_000);
       expect(end.status).toBe("completed");
-      const calls = upstream.calls.filter((c) => c.query.includes(`race=${tag}-`));
+      const calls = e2e.upstream.calls.filter((c) => c.query.includes(`race=${tag}-`));
       expect(calls.map((c) => new URLSearchParams(c.query).get("race")).sort()).toEqual([
         `${tag}-a`,
         `${tag}-b`,
