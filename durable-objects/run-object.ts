@@ -225,9 +225,20 @@ export class RunObject extends DurableObject<Env> {
     return this.owned(owner) ? resultsPage(this.checkpoint, after) : null;
   }
 
-  async events(owner: string, after: number, limit: number) {
-    const run = this.owned(owner);
-    return run ? eventPage(this.checkpoint, run, after, limit) : null;
+  /**
+   * A page of the event log after `after`; with `waitMs`, an empty page of a live run first
+   * waits (at most that long) for the next change, so a stream follows the run without polling.
+   */
+  async events(owner: string, after: number, limit: number, waitMs = 0) {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const run = this.owned(owner);
+      if (!run) return null;
+      const page = eventPage(this.checkpoint, run, after, limit);
+      const left = deadline - Date.now();
+      if (page.events.length > 0 || page.finished || left <= 0) return page;
+      await this.checkpoint.changes.next(left);
+    }
   }
 
   async cancel(owner: string): Promise<controls.ControlOutcome> {

@@ -449,3 +449,45 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect(messages.at(-1)!.event).toBe("run_finished");
   });
 });
+
+describe("SSE of a run that rolls back", () => {
+  it("stays open after the run's end while a compensation is pending, and ends with its events", async () => {
+    const key = unique("sse-rollback");
+    const { res, body } = await submit({
+      config: { rollback: true, retry: { maxRetries: 2, baseDelayMs: 1000, jitter: "none" } },
+      steps: [
+        {
+          id: "a",
+          tool: "pass",
+          params: { value: 1 },
+          compensate: {
+            tool: "http",
+            params: { url: `${upstreamUrl}/script/${key}?plan=503,200` },
+          },
+        },
+        { id: "b", tool: "unknown_endpoint", dependsOn: ["a"], onFailure: "fail_run" },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const runId = body.runId;
+    // The run fails; its compensation gets a 503 and waits for its retry (1 s later).
+    expect((await drive(runId)).status).toBe("failed");
+    expect((await status(runId)).rollback.steps[0].status).toBe("retrying");
+    const stream = await sse(runId);
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = await readUntil(
+      reader,
+      "",
+      (m) => m.some((e) => e.event === "run_finished"),
+      "run_finished",
+    );
+    // The compensation's retry falls due: the stream then carries its end, and closes.
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true);
+    text = await readToEnd(reader, text);
+    const types = parseSse(text).map((e) => e.event);
+    expect(types.slice(-1)).toEqual(["compensation_finished"]);
+    expect((await status(runId)).rollback.state).toBe("completed");
+  });
+});

@@ -117,11 +117,16 @@ export function resultsPage(c: Checkpoint, after: number) {
   }
 }
 
-/** A page of `GET /v1/runs/:id/events`: `finished` (the run is final) lets a stream end once drained. */
+/**
+ * A page of `GET /v1/runs/:id/events`. `finished`: the run is final and no compensation is
+ * left to run, so no step event will follow: a stream ends once drained. (A final run's
+ * rollback still writes compensation events; webhook deliveries, retried for minutes, do not
+ * hold a stream open.)
+ */
 export function eventPage(c: Checkpoint, run: RunRecord, after: number, limit: number) {
   return {
     events: c.events.after(after, limit),
     dropped: run.eventsDropped,
-    finished: FINAL_RUN_STATUSES.has(run.status),
+    finished: FINAL_RUN_STATUSES.has(run.status) && c.compensations.next() === undefined,
   };
 }

@@ -11,7 +11,8 @@ import { eventsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseInput } from "./validate-input";
 
-const POLL_MS = 250;
+/** How long one read of the stream waits in the run's object for the next events. */
+const WAIT_MS = 5_000;
 const KEEPALIVE_MS = 15_000;
 
 export function eventView(e: EventRecord) {
@@ -30,6 +31,7 @@ type EventsStub = {
     owner: string,
     after: number,
     limit: number,
+    waitMs?: number,
   ): Promise<{ events: EventRecord[]; dropped: number; finished: boolean } | null>;
 };
 
@@ -76,8 +78,8 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
         await stream.write(": keep-alive\n\n");
         quietSince = Date.now();
       }
-      if (page.events.length < 500) await stream.sleep(POLL_MS);
-      page = await stub.events(owner, after, 500);
+      // The run's object holds the request until something is written (or the keep-alive is due).
+      page = await stub.events(owner, after, 500, page.events.length < 500 ? WAIT_MS : 0);
     }
   });
 }
