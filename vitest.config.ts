@@ -3,7 +3,8 @@
  *  - workers: the unit and integration tests, inside workerd through the Cloudflare pool,
  *    with the loopback upstream of test/global-setup.ts. Its Worker is test/support/worker.ts:
  *    the real app, with a RunObject whose alarm only the tests fire and whose clock they move
- *    (test/support/test-run-object.ts), so workerd never races a test;
+ *    (test/support/test-run-object.ts), so workerd never races a test, and a RunIndex that
+ *    fails or hangs when a test says so (test/support/test-run-index.ts);
  *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
  *    Miniflare and talk to it over real HTTP, with real alarms.
  */

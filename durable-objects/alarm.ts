@@ -1,10 +1,14 @@
 /**
  * The run's alarm, set in this one place. SQLite is the truth and the alarm only a pointer
- * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery.
- * While work is in flight in this instance (an iteration, a compensation), the alarm points
- * at its lease instead, so a crash resumes the run; `alarm()` is safe to run twice.
+ * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery, an
+ * update of the run's listing entry (listingAlarmDue), the end of a final run's retention
+ * (SPEC 8.3); once the run's deletion began, only the rest of the deletion. While work is in
+ * flight in this instance (an iteration, a compensation), the alarm points at its lease
+ * instead, so a crash resumes the run; `alarm()` is safe to run twice.
  */
+import { listingAlarmDue } from "../src/engine/listing";
 import type { RunRecord, RunStatus } from "../src/engine/records";
+import { retentionDue } from "../src/engine/retention";
 import { alarmTime } from "../src/engine/time-limits";
 import type { AlarmPort } from "./alarm-port";
 import type { Checkpoint } from "./storage/checkpoint";
@@ -20,6 +24,9 @@ export function iterates(run: RunRecord): boolean {
   return ACTIVE.has(run.status) && !run.riskGate;
 }
 
+/** The key (in the object's key-value storage) of `wake`: owned here, and only here. */
+const WAKE_KEY = "wake";
+
 export class AlarmPointer {
   /** Until when in-flight work of this instance holds the alarm, or null. */
   private leaseUntil: number | null = null;
@@ -28,6 +35,15 @@ export class AlarmPointer {
     private readonly port: () => AlarmPort,
     private readonly checkpoint: Checkpoint,
     private readonly now: () => number,
+    /** RUN_RETENTION_DAYS: a final run's retention when its plan sets none. */
+    private readonly retentionDays: number,
+    /**
+     * Where `wake` is kept: when work is ready without a row saying so (a new run, a bounded
+     * wave's rest, an answer), until the alarm fires. Stored, not held in memory, so that a
+     * rearm by a later instance (after a crash, an eviction, a schema upgrade) does not drop
+     * it; key-value storage, so that it moves no status ETag.
+     */
+    private readonly kv: SyncKvStorage,
   ) {}
 
   /**
@@ -41,27 +57,43 @@ export class AlarmPointer {
     await this.rearm();
   }
 
+  /** The alarm fired: the `wake` it was set for is being served. */
+  fired(): void {
+    this.kv.delete(WAKE_KEY);
+  }
+
   /** The in-flight work ended: the rows decide again. */
   releaseLease(): void {
     this.leaseUntil = null;
   }
 
-  /** Points the alarm at the lease, else the earliest due row or `wake` (work ready then); clears it when nothing is due. */
+  /**
+   * Points the alarm at the lease, else the earliest due row or `wake` (work ready then);
+   * clears it when nothing is due. A `wake` is kept until the alarm fires: a later rearm
+   * (a listing update or webhook delivery settling beside the run) must not drop it.
+   */
   async rearm(wake: number | null = null): Promise<void> {
-    const at = this.leaseUntil ?? this.target(wake);
+    const kept = this.kv.get<number>(WAKE_KEY) ?? null;
+    if (wake !== null && (kept === null || wake < kept)) this.kv.put(WAKE_KEY, wake);
+    const at = this.leaseUntil ?? this.target(kept === null ? wake : Math.min(kept, wake ?? kept));
     const port = this.port();
     if (at === null) await port.clear();
     else await port.set(alarmTime(at, this.now()));
   }
 
   private target(wake: number | null): number | null {
-    const run = this.checkpoint.runRecord();
+    const c = this.checkpoint;
+    const run = c.runRecord();
     if (!run) return null;
+    const listing = listingAlarmDue(run, c.listing.read());
+    if (run.deleteRequestedAt !== null) return listing;
     const candidates = [
       wake,
-      this.checkpoint.deliveries.earliestDue(),
-      this.checkpoint.compensations.earliestDue(this.now()),
-      iterates(run) ? this.checkpoint.steps.earliestDue() : null,
+      c.deliveries.earliestDue(),
+      c.compensations.earliestDue(this.now()),
+      iterates(run) ? c.steps.earliestDue() : null,
+      listing,
+      retentionDue(run, c.plan.read().config.retentionDays, this.retentionDays),
     ];
     const due = candidates.filter((t): t is number => t !== null);
     return due.length === 0 ? null : Math.min(...due);

@@ -2,8 +2,9 @@
  * RunObject: one Durable Object per run, a thin shell. Its RPCs (the API's) check that the
  * caller owns the run, ask a pure decision (controls/) or build a view (views/), commit, and
  * end with `rearm()`. Its `alarm()` runs an iteration (execution/), due compensations
- * (rollback/) and webhook deliveries (webhooks/). Every table has one owner (storage/);
- * docs/architecture.md is the map.
+ * (rollback/), webhook deliveries (webhooks/), updates of the run's listing entry
+ * (listing/) and the run's deletion (controls/deletion.ts). Every table has one owner
+ * (storage/); docs/architecture.md is the map.
  *
  * SQLite is the truth; the alarm is a pointer: `rearm()` aims it at the earliest due row
  * (alarm.ts), and `alarm()` is safe to run twice.
@@ -25,12 +26,23 @@ import {
 } from "./controls/approval-control";
 import { decideReplan, type ReplanOutcome } from "./controls/replan-control";
 import * as controls from "./controls/run-controls";
+import {
+  checkDelete,
+  continueDeletion,
+  deleteRun,
+  isDeleted,
+  retentionEnded,
+  type DeletionDeps,
+} from "./controls/deletion";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { stepChecks } from "./execution/step-checks";
 import { commitAnswer } from "./execution/step-journal";
 import { applyAnswer as applyRepairAnswer } from "./replan/repair";
+import { atMost } from "./at-most";
+import { INDEX_WAIT_MS, IndexFeed } from "./listing/index-feed";
 import { runRollback } from "./rollback/rollback";
+import { runIndexOf } from "./run-index/run-index";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
 import {
@@ -49,7 +61,7 @@ import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
-export type { ControlOutcome, CreateOutcome } from "./controls/run-controls";
+export type { ControlOutcome, CreateOutcome, RunLookup } from "./controls/run-controls";
 export type { ReplanOutcome } from "./controls/replan-control";
 export type { AlarmPort } from "./alarm-port";
 export type { StepsQuery } from "./views/run-views";
@@ -67,10 +79,13 @@ export class RunObject extends DurableObject<Env> {
   private iteration: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private iterationDone: Promise<number | null> | undefined;
-  /** Work this instance runs beside the run (webhook deliveries, iterations started at once). */
+  /** Work this instance runs beside the run (webhook deliveries, iterations started at once, listing updates). */
   private readonly background = new Set<Promise<void>>();
   /** The turn of the last `alarm()` call: calls take turns (see alarm()). */
   private alarmTurn: Promise<void> = Promise.resolve();
+  /** Keeps the run's entry in its owner's RunIndex current (SPEC 8.2). */
+  private readonly feed: IndexFeed;
+  private readonly deletion: DeletionDeps;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -92,7 +107,13 @@ export class RunObject extends DurableObject<Env> {
       tools: this.config.tools,
       output: this.config,
       results: new Map(),
-      alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
+      alarm: new AlarmPointer(
+        () => this.alarms,
+        checkpoint,
+        now,
+        this.config.retentionDays,
+        ctx.storage.kv,
+      ),
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
@@ -105,15 +126,33 @@ export class RunObject extends DurableObject<Env> {
         maxAnswerDepth: this.config.maxJsonDepth,
       },
     };
+    const rearm = () => this.rearm();
+    this.feed = new IndexFeed({
+      checkpoint,
+      index: (owner) => runIndexOf(env, owner),
+      now,
+      beside: (work) => this.beside(work),
+      rearm,
+    });
+    checkpoint.changes.listen(() => this.feed.touch());
+    this.deletion = { checkpoint, feed: this.feed, now, rearm };
+    // A run stored by an earlier version joins its owner's listing, and gets its retention
+    // alarm, the first time anything wakes it (SPEC 8).
+    if (checkpoint.upgraded) void ctx.blockConcurrencyWhile(rearm);
   }
 
-  /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
+  /**
+   * Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent.
+   * The run is in its owner's listing before this answers (SPEC 8.2); if the index fails or
+   * takes more than 2 s, the run is created all the same and the outbox lists it later.
+   */
   async create(
     runId: string,
     owner: string,
     plan: CompiledPlan,
     baseUrl: string,
   ): Promise<controls.CreateOutcome> {
+    if (isDeleted(this.checkpoint)) return { deleted: true };
     const existing = this.checkpoint.runRecord();
     if (existing) return { created: false, status: existing.status };
     const now = this.now();
@@ -123,17 +162,50 @@ export class RunObject extends DurableObject<Env> {
       const data = { gate: "risk", stepIds: riskGate };
       this.checkpoint.events.append("approval_requested", now, null, null, data);
       this.work.statusChanged("waiting", now);
-      await this.rearm();
-      return { created: true, status: "waiting" };
     }
-    await this.rearm(now);
+    const wake = riskGate.length > 0 ? null : now;
+    // The alarm is set in this same turn, so the run and its alarm commit together: after a
+    // crash from here on, the alarm still starts the run and sends its listing entry.
+    await this.work.alarm.rearm(wake);
+    await this.feed.publish();
+    await this.rearm(wake);
+    if (wake === null) return { created: true, status: "waiting" };
     this.wake();
     return { created: true, status: "pending" };
   }
 
-  /** The run's status if it exists and is the caller's, else null: lets a retried idempotent POST skip the rate limit. */
-  async existingStatus(owner: string): Promise<string | null> {
-    return this.owned(owner)?.status ?? null;
+  /**
+   * What this id holds for `owner`: its run's status, a deleted run (whose Idempotency-Key
+   * moves on to a later generation), or nothing. Lets a retried idempotent POST find its run
+   * without spending rate limit.
+   */
+  async lookup(owner: string): Promise<controls.RunLookup> {
+    if (isDeleted(this.checkpoint))
+      return {
+        type: "deleted",
+        latestGeneration: this.checkpoint.tombstone.read()?.latestGeneration ?? 0,
+      };
+    const run = this.owned(owner);
+    return run ? { type: "run", status: run.status } : { type: "none" };
+  }
+
+  /** On a deleted run's id: `generation` of its Idempotency-Key was created (a hint for lookups). */
+  async noteGeneration(generation: number): Promise<void> {
+    this.checkpoint.tombstone.noteGeneration(generation);
+  }
+
+  /** `DELETE /v1/runs/:id` (SPEC 8.3): a final run is deleted now (see controls/deletion.ts). */
+  async deleteRun(owner: string): Promise<controls.ControlOutcome> {
+    const run = this.owned(owner);
+    if (!run) return null;
+    const refused = checkDelete(run, this.checkpoint, this.now());
+    if (refused) return refused;
+    // The run reads as gone once marked; an index that hangs delays the answer 2 s at most
+    // (the alarm finishes the deletion).
+    const deleting = deleteRun(this.deletion, this.now());
+    this.beside(deleting.then(() => {}));
+    await atMost(deleting, INDEX_WAIT_MS);
+    return { ok: true, status: run.status };
   }
 
   /**
@@ -290,7 +362,7 @@ export class RunObject extends DurableObject<Env> {
     token: string,
     answer: CallbackAnswer,
   ): Promise<"ok" | "not_found" | "conflict"> {
-    if (!this.checkpoint.runRecord()) return "not_found";
+    if (!this.live()) return "not_found";
     const { callbacks, steps } = this.checkpoint;
     const row = callbacks.get(token);
     if (!row) return "not_found";
@@ -308,7 +380,8 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /**
-   * Runs what is due: an iteration, compensations, webhook deliveries. Safe to run twice:
+   * Runs what is due: an iteration, compensations, webhook deliveries, listing updates, the
+   * run's deletion (by DELETE or retention). Safe to run twice:
    * the rows say what is due. While an iteration is live it only renews its lease; other
    * calls (workerd's alarm, a wake, a test) take turns, so two never interleave.
    */
@@ -338,6 +411,15 @@ export class RunObject extends DurableObject<Env> {
     const run = this.checkpoint.runRecord();
     if (!run) return;
     if (this.iteration) return; // (a turn queued behind the one that started it)
+    this.work.alarm.fired();
+    if (run.deleteRequestedAt !== null) {
+      await continueDeletion(this.deletion);
+      return;
+    }
+    if (retentionEnded(this.checkpoint, run, this.now(), this.config.retentionDays)) {
+      await deleteRun(this.deletion, this.now());
+      return;
+    }
     const wake = iterates(run) ? await this.runIteration(run) : null;
     if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
@@ -411,9 +493,15 @@ export class RunObject extends DurableObject<Env> {
     }
   }
 
-  /** A commit point: trims the event log and points the alarm at what is due next (or at `wake`). */
+  /**
+   * A commit point: trims the event log, sends the listing update if one is due (beside the
+   * run) and points the alarm at what is due next (or at `wake`).
+   */
   private async rearm(wake: number | null = null): Promise<void> {
-    this.checkpoint.events.trim();
+    if (this.checkpoint.runRecord()) {
+      this.checkpoint.events.trim();
+      this.feed.flush();
+    }
     await this.work.alarm.rearm(wake);
   }
 
@@ -425,13 +513,19 @@ export class RunObject extends DurableObject<Env> {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await this.checkpoint.changes.next(left);
-      current = this.checkpoint.runRecord();
+      current = this.live();
     }
     return current;
   }
 
-  private owned(owner: string): RunRecord | undefined {
+  /** The run, unless there is none or its deletion began (then it reads as gone). */
+  private live(): RunRecord | undefined {
     const run = this.checkpoint.runRecord();
+    return run && run.deleteRequestedAt === null ? run : undefined;
+  }
+
+  private owned(owner: string): RunRecord | undefined {
+    const run = this.live();
     return run && run.owner === owner ? run : undefined;
   }
 

@@ -1,8 +1,9 @@
 /**
  * `npm run chaos`: is edgestep crash-proof under kill -9? Submits many runs to `wrangler dev`,
  * SIGKILLs its process group (wrangler and workerd) at random moments and restarts it on the same
- * persisted state, then checks every run completed with the upstream's answers and no step ran again
- * after its success was recorded. See scripts/chaos/run-chaos.ts for what exactly is checked.
+ * persisted state, then checks every run completed with the upstream's answers, no step ran again
+ * after its success was recorded, and `GET /v1/runs` lists every run once with its final status.
+ * See scripts/chaos/run-chaos.ts for what exactly is checked.
  *
  *   npm run chaos -- --runs 50 --kills 5 --seed 42
  *   CHAOS_RUNS=50 CHAOS_KILLS=5 CHAOS_SEED=42 npm run chaos
@@ -21,7 +22,7 @@
  *                       scheduled alarms (`_cf_ALARM` in the persisted metadata.sqlite), as if alarms
  *                       were not restored; the interrupted runs must then be reported lost (exit 1)
  *   --json FILE         also write the full report as JSON
- * Exits 1 on any lost run, wrong data or unexplained duplicate execution.
+ * Exits 1 on any lost run, wrong data, unexplained duplicate execution or run missing from the listing.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -15,6 +15,7 @@ describe("settings: limits from variables", () => {
       runsPerMinute: 600,
       maxJsonDepth: 64,
       maxOutputDepth: 128,
+      retentionDays: 30,
     });
   });
 
@@ -26,6 +27,7 @@ describe("settings: limits from variables", () => {
         WEBHOOK_MAX_ATTEMPTS: "50",
         MAX_JSON_DEPTH: "100000",
         MAX_OUTPUT_DEPTH: "5000",
+        RUN_RETENTION_DAYS: "5000",
       }),
     );
     expect(s).toMatchObject({
@@ -34,12 +36,18 @@ describe("settings: limits from variables", () => {
       webhookMaxAttempts: 20,
       maxJsonDepth: 1000,
       maxOutputDepth: 1000,
+      retentionDays: 3650,
     });
   });
 
   it("a value that is not a positive integer is a deployment error naming the variable", () => {
     expect(() => settings(envOf({ MAX_OUTPUT_BYTES: "lots" }))).toThrow(/MAX_OUTPUT_BYTES/);
     expect(() => settings(envOf({ MAX_EVENTS_PER_RUN: "0" }))).toThrow(/MAX_EVENTS_PER_RUN/);
+    expect(() => settings(envOf({ RUN_RETENTION_DAYS: "1.5" }))).toThrow(/RUN_RETENTION_DAYS/);
+  });
+
+  it("RUN_RETENTION_DAYS sets how long final runs are kept", () => {
+    expect(settings(envOf({ RUN_RETENTION_DAYS: "1" })).retentionDays).toBe(1);
   });
 
   it("RUNS_PER_MINUTE=0 turns the rate limit off", () => {

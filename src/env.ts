@@ -3,6 +3,7 @@ import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress"
 import { MAX_SAFE_DEPTH } from "./engine/json-depth";
 import { DEFAULT_MAX_OUTPUT_DEPTH } from "./engine/output";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from "./engine/retention";
 import type { ValidationContext } from "./engine/validate";
 import type { Fetcher } from "./tools/http-client";
 import { ToolSet } from "./tools";
@@ -29,6 +30,7 @@ export interface ConfigVars {
   MAX_TEMPLATE_LENGTH?: string | number;
   MAX_JSON_DEPTH?: string | number;
   MAX_OUTPUT_DEPTH?: string | number;
+  RUN_RETENTION_DAYS?: string | number;
 }
 
 /**
@@ -52,6 +54,8 @@ export interface Settings {
   maxJsonDepth: number;
   /** Nesting of a step's stored output (src/engine/output.ts). */
   maxOutputDepth: number;
+  /** Days a final run is kept when its plan sets no `config.retentionDays` (SPEC 8.3). */
+  retentionDays: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
 }
@@ -101,6 +105,12 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
       DEFAULT_MAX_OUTPUT_DEPTH,
       "MAX_OUTPUT_DEPTH",
       MAX_SAFE_DEPTH,
+    ),
+    retentionDays: intVar(
+      env.RUN_RETENTION_DAYS,
+      DEFAULT_RETENTION_DAYS,
+      "RUN_RETENTION_DAYS",
+      MAX_RETENTION_DAYS,
     ),
     allowedHosts,
     tools: new ToolSet({

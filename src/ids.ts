@@ -13,12 +13,14 @@ export function randomRunId(): string {
   return PREFIX + hex(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/** The same owner and key always name the same run, so a retried POST finds it. */
-export async function idempotentRunId(owner: string, key: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(`${owner}\n${key}`),
-  );
+/**
+ * The same owner and key always name the same run, so a retried POST finds it. `generation`
+ * counts the key's deleted runs (SPEC 8.3: a deleted run's id is never used again, and the
+ * key then names a new run); generation 0 is the id keys have always had.
+ */
+export async function idempotentRunId(owner: string, key: string, generation = 0): Promise<string> {
+  const name = generation === 0 ? `${owner}\n${key}` : `${owner}\n${key}\n${generation}`;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(name));
   return PREFIX + hex(new Uint8Array(digest).slice(0, 16));
 }
 

@@ -1,10 +1,10 @@
 /**
- * The client's side of routes being built on other branches: SPEC 6.1 (summary view, ETag and
- * 304, long poll, step pages) and SPEC 8 (listing, stats, deletion).
- *  - "queries": the client's requests parse with the schemas those routes will validate with
- *    (src/api/schemas/); these run now.
- *  - "SPEC 8 routes" and "SPEC 6.1 routes": end to end against the Worker; they need the
- *    routes. Set LISTING_ROUTES / READ_ROUTES to true when merging those branches.
+ * The client's side of the routes of SPEC 6.1 (summary view, ETag and 304, long poll, step
+ * pages) and SPEC 8 (listing, stats, deletion), which were built on other branches than the
+ * client:
+ *  - "queries": the client's requests parse with the schemas those routes validate with
+ *    (src/api/schemas/);
+ *  - "SPEC 8 routes" and "SPEC 6.1 routes": end to end against the Worker.
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -18,9 +18,6 @@ import {
 } from "../src/api/schemas";
 import { EdgestepApiError, EdgestepClient } from "../src/client/index.ts";
 import { drive, unique } from "./helpers";
-
-const LISTING_ROUTES = false;
-const READ_ROUTES = true;
 
 /** A client whose requests are recorded and answered with `answer`. */
 function recording(answer: unknown, status = 200) {
@@ -145,7 +142,7 @@ const plan = (tags: Record<string, string>) => ({
   steps: [{ id: "a", tool: "pass", params: { value: 1 } }],
 });
 
-describe.runIf(LISTING_ROUTES)("SPEC 8 routes through the client", () => {
+describe("SPEC 8 routes through the client", () => {
   it("lists a tagged run, counts it, deletes it, and then it is gone", async () => {
     const tag = unique("client-listing");
     const { runId } = await worker.createRun(plan({ suite: tag }) as never);
@@ -168,7 +165,7 @@ describe.runIf(LISTING_ROUTES)("SPEC 8 routes through the client", () => {
   });
 });
 
-describe.runIf(READ_ROUTES)("SPEC 6.1 routes through the client", () => {
+describe("SPEC 6.1 routes through the client", () => {
   it("the summary has no steps; the step pages filter by status", async () => {
     const { runId } = await worker.createRun({
       steps: [

@@ -5,6 +5,7 @@
  * Idempotency-Key, and a run with work left always has an alarm set.
  */
 import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/engine/retention";
 import { api, byId, started, status, stepDetail, submit } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, runAlarm, runStub, until } from "./helpers";
@@ -164,7 +165,7 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect((await status(runId)).status).toBe("pending");
   });
 
-  it("a scheduled retry keeps an alarm at its due time; a finished run keeps none", async () => {
+  it("a scheduled retry keeps an alarm at its due time; a finished run only its retention's", async () => {
     const key = unique("alarm-retry");
     const runId = await started({
       steps: [
@@ -182,8 +183,10 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect(await alarmAt(runId)).toBe(Date.parse(s.nextAttemptAt));
 
     await advanceToAlarm(runId);
-    expect((await drive(runId)).status).toBe("completed");
-    expect(await alarmAt(runId)).toBeNull();
+    const done = await drive(runId);
+    expect(done.status).toBe("completed");
+    // what is left is the end of its retention (SPEC 8.3)
+    expect(await alarmAt(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
   });
 
   it("while an attempt is in flight the alarm is set (a lease), so a crash resumes the run", async () => {
@@ -197,8 +200,9 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
     expect(lease).not.toBeNull();
     expect(lease!).toBeGreaterThan(Date.now());
     await inFlight;
-    expect((await status(runId)).status).toBe("completed");
-    expect(await alarmAt(runId)).toBeNull();
+    const done = await status(runId);
+    expect(done.status).toBe("completed");
+    expect(await alarmAt(runId)).toBe(Date.parse(done.endedAt) + 30 * DAY_MS);
   });
 });
 

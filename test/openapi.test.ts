@@ -11,8 +11,10 @@ import {
   eventsPageSchema,
   healthSchema,
   runCreatedSchema,
+  runListSchema,
   runPlanSchema,
   runStatusSchema,
+  statsSchema,
   stepDetailSchema,
   stepResultSchema,
   validateResultSchema,
@@ -309,6 +311,18 @@ describe("responses match the OpenAPI response schemas", () => {
     expect(s.replans.map((r: any) => r.answer)).toEqual(["repaired", "declined"]);
     expectShape(runStatusSchema, s);
     expectShape(runPlanSchema, await json(`/v1/runs/${runId}/plan`));
+  });
+
+  it("a listing (tags, summary, progress, next) and the stats", async () => {
+    const tag = unique("oa-list");
+    for (let i = 0; i < 3; i++) {
+      await start({ name: "listed", tags: { oa: tag }, steps: [{ id: "p", tool: "pass" }] });
+    }
+    const page = await json(`/v1/runs?tag=oa:${tag}&limit=2`);
+    expect(page.runs).toHaveLength(2);
+    expect(page.next).toEqual(expect.any(String));
+    expectShape(runListSchema, page);
+    expectShape(statsSchema, await json("/v1/stats"));
   });
 
   it("validation (with warnings), creation with warnings, health and error bodies", async () => {

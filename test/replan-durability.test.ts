@@ -114,10 +114,10 @@ describe("a crash around a repair (SPEC 9.2)", () => {
   });
 });
 
-describe("a run stored before replanning existed (schema version 2)", () => {
+describe("a run stored before replanning existed (schema version 3)", () => {
   it("is migrated when its object starts again: its status reads, and it replans", async () => {
     const runId = await started({ replan: { mode: "human" }, steps: [findStep()] });
-    await runStub(runId).storeAsSchemaVersion2();
+    await runStub(runId).storeAsSchemaVersion3();
     await abortObject(runId);
     const before = await status(runId);
     expect(before.status).toBe("pending");

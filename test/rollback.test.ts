@@ -5,6 +5,7 @@
  * `rollback: { state, steps }`. Retry delays are made due by moving the run's clock.
  */
 import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/engine/retention";
 import { events, post, started, status } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, until } from "./helpers";
@@ -82,7 +83,8 @@ describe("rollback on failure", () => {
     expect(typeof s.rollback.steps[0].endedAt).toBe("string");
     // the failed step is not compensated
     expect(await upstreamCalls(`/script/${key}-undo-c`)).toHaveLength(0);
-    expect(await alarmAt(runId)).toBeNull();
+    // nothing is due but the end of the run's retention (SPEC 8.3)
+    expect(await alarmAt(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
   });
 
   it("a forEach step that failed after some items succeeded is compensated; one whose items all failed is not", async () => {
@@ -188,7 +190,7 @@ describe("rollback on failure", () => {
       expect.objectContaining({ stepId: "a", status: "succeeded", attempts: 1 }),
     ]);
     expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
-    expect(await alarmAt(runId)).toBeNull();
+    expect(await alarmAt(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
   });
 
   it("compensate params can read the step's own result", async () => {

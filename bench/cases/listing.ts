@@ -4,9 +4,11 @@
  * runs and its listing is timed; then key A creates its runs (1-step `pass` plans,
  * BENCH_LIST_CONCURRENCY at a time); then A's listing is timed, and B's again: a listing must
  * not depend on how many runs other keys have. Times: client clock, median of 20 reads.
+ * Then how long a status change takes to reach the listing (goal: 2 s): runs of one short
+ * `wait` step, each followed through its own GET and through the listing at once.
  * Skipped, with a line saying so, while the route is not there (404/405).
  */
-import { Edgestep } from "../client.ts";
+import { Edgestep, sleep } from "../client.ts";
 import { kib, ms, NONE, type CaseResult, type Ctx, type Row } from "../context.ts";
 import { median } from "../stats.ts";
 
@@ -14,6 +16,8 @@ const LIMIT = 50;
 const GOAL_MS = 50;
 const OTHER_RUNS = 100;
 const READS = 20;
+const LAG_GOAL_MS = 2000;
+const LAG_RUNS = 10;
 const KEYS = ["bench-list-key-a", "bench-list-key-b"] as const;
 
 const tiny = { name: "list-bench", steps: [{ id: "a", tool: "pass", params: { value: 1 } }] };
@@ -54,6 +58,37 @@ async function timeListing(client: Edgestep, expected: number) {
   return { ms: median(times), bytes };
 }
 
+/**
+ * For each of LAG_RUNS runs (one 50 ms `wait` step, a tag of its own): the time from the
+ * first poll whose `GET /v1/runs/:id?view=summary` shows it completed to the first whose
+ * listing (`?tag=`) does. Both are read together every 10 ms, so 0 means the same poll.
+ */
+async function listingLags(client: Edgestep): Promise<number[]> {
+  const lags: number[] = [];
+  for (let i = 0; i < LAG_RUNS; i++) {
+    const tag = `lag-${i}-${Date.now()}`;
+    const plan = { tags: { lag: tag }, steps: [{ id: "w", tool: "wait", params: { ms: 50 } }] };
+    const { id: runId } = await client.submit(JSON.stringify(plan));
+    let runEnded: number | null = null;
+    for (const deadline = performance.now() + 30_000; ;) {
+      const [run, page] = await Promise.all([
+        client.get(`/v1/runs/${runId}?view=summary`),
+        client.get(`/v1/runs?tag=lag:${tag}`),
+      ]);
+      const now = performance.now();
+      if ((JSON.parse(run.text) as { status: string }).status === "completed") runEnded ??= now;
+      const listed = (JSON.parse(page.text) as { runs: { status: string }[] }).runs[0];
+      if (listed?.status === "completed") {
+        lags.push(now - (runEnded ?? now));
+        break;
+      }
+      if (now > deadline) throw new Error(`run ${runId}: not listed as completed after 30 s`);
+      await sleep(10);
+    }
+  }
+  return lags;
+}
+
 function skipped(reason: string): CaseResult {
   const row: Row = {
     metric: `(8) listing: newest ${LIMIT} runs of one key, \`GET /v1/runs?limit=${LIMIT}\``,
@@ -83,6 +118,8 @@ export async function listingCase(ctx: Ctx): Promise<CaseResult> {
     const creationSeconds = (performance.now() - began) / 1000;
     const own = await timeListing(a, n);
     const otherAfter = await timeListing(b, OTHER_RUNS);
+    const lags = await listingLags(b);
+    const lagMax = Math.max(...lags);
     const count = n.toLocaleString("en");
     return {
       rows: [
@@ -102,6 +139,14 @@ export async function listingCase(ctx: Ctx): Promise<CaseResult> {
           goal: `≤ ${ms(GOAL_MS)}, independent of other keys`,
           met: otherAfter.ms <= GOAL_MS,
         },
+        {
+          metric: `(8) a status change in listings: after the run's own GET shows it (median / max of ${LAG_RUNS})`,
+          edgestep: `${ms(median(lags))} / ${ms(lagMax)}`,
+          workflows: NONE,
+          ratio: NONE,
+          goal: `≤ ${ms(LAG_GOAL_MS)}`,
+          met: lagMax <= LAG_GOAL_MS,
+        },
       ],
       notes: [
         `(8) created ${count} runs in ${creationSeconds.toFixed(0)} s (${(n / creationSeconds).toFixed(0)} runs/s, ${ctx.opts.listConcurrency} at a time).`,
@@ -114,6 +159,7 @@ export async function listingCase(ctx: Ctx): Promise<CaseResult> {
         otherBefore,
         otherAfter,
         creationSeconds,
+        lags,
       },
     };
   } finally {

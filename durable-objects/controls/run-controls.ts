@@ -6,7 +6,14 @@
 import type { CompiledPlan } from "../../src/engine/plan";
 import { FINAL_RUN_STATUSES, type RunRecord } from "../../src/engine/records";
 
-export type CreateOutcome = { created: boolean; status: string };
+/** `deleted`: the id belonged to a deleted run and is never used again. */
+export type CreateOutcome = { created: boolean; status: string } | { deleted: true };
+
+/** What a run id holds for a caller (see RunObject.lookup). */
+export type RunLookup =
+  | { type: "run"; status: string }
+  | { type: "deleted"; latestGeneration: number }
+  | { type: "none" };
 
 /** `null`: no such run (404); `ok: false`: not allowed in the run's state (409). */
 export type ControlOutcome =

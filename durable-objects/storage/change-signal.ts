@@ -1,8 +1,18 @@
-/** Wakes whoever waits for the next change of the checkpoint (a long-polling status read). */
+/**
+ * Wakes whoever waits for the next change of the checkpoint (a long-polling status read), and
+ * tells its one listener (the listing feed, which only takes note: it runs inside writes).
+ */
 export class ChangeSignal {
   private readonly waiters = new Set<() => void>();
+  private listener: (() => void) | undefined;
+
+  /** `fn` is called after every write, synchronously: it must do no I/O. */
+  listen(fn: () => void): void {
+    this.listener = fn;
+  }
 
   notify(): void {
+    this.listener?.();
     if (this.waiters.size === 0) return;
     const woken = [...this.waiters];
     this.waiters.clear();

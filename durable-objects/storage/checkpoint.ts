@@ -12,12 +12,14 @@ import { CompensationTable } from "./compensation-table";
 import { DeliveryTable } from "./delivery-table";
 import { EventTable } from "./event-table";
 import { ItemTable } from "./item-table";
+import { ListingOutboxTable } from "./listing-outbox-table";
 import { PlanTable } from "./plan-table";
 import { ReplanTable } from "./replan-table";
 import { RunTable } from "./run-table";
-import { migrate, storedSchemaVersion } from "./schema";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema";
 import { Sql } from "./sql";
 import { StepTable } from "./step-table";
+import { Tombstone } from "./tombstone";
 
 export interface NewRun {
   id: string;
@@ -40,6 +42,11 @@ export class Checkpoint {
   readonly deliveries: DeliveryTable;
   readonly events: EventTable;
   readonly replans: ReplanTable;
+  readonly listing: ListingOutboxTable;
+  /** What is left once the run is deleted (SPEC 8.3). */
+  readonly tombstone: Tombstone;
+  /** True when opening this storage brought it from an older schema version. */
+  readonly upgraded: boolean;
   private readonly db: Sql;
   /** Fires after every write: long-polling status readers wait on it (SPEC 6.1). */
   readonly changes = new ChangeSignal();
@@ -66,7 +73,11 @@ export class Checkpoint {
     this.deliveries = new DeliveryTable(db);
     this.events = new EventTable(db, (n) => this.run.addEventsDropped(n), eventCap);
     this.replans = new ReplanTable(db);
-    this.exists = storedSchemaVersion(db) > 0;
+    this.listing = new ListingOutboxTable(db);
+    this.tombstone = new Tombstone(storage.kv);
+    const version = storedSchemaVersion(db);
+    this.exists = version > 0;
+    this.upgraded = this.exists && version < SCHEMA_VERSION;
     if (this.exists) migrate(db);
   }
 
@@ -96,6 +107,22 @@ export class Checkpoint {
     });
     this.exists = true;
     this.plan.remember(plan);
+  }
+
+  /**
+   * Deletes everything the run stored, its alarm included (`deleteAll()`, compatibility date
+   * 2026-02-24 or later), and leaves its tombstone. Both are called in one synchronous turn,
+   * so workerd commits them as one write: a crash leaves either the whole run (still marked
+   * for deletion, its alarm set to finish the job) or the tombstone, never an empty object
+   * whose id could be taken again.
+   */
+  wipe(now: number): Promise<void> {
+    const deleted = this.storage.deleteAll();
+    this.tombstone.write(now);
+    this.exists = false;
+    this.plan.forget();
+    this.changes.notify(); // long-polling readers wake up to a 404
+    return deleted;
   }
 
   /** Approves the risk gate: the run may start, with `skipIds` skipped by the user. */

@@ -45,11 +45,18 @@ export class PlanTable {
     this.cached = plan;
   }
 
+  /** The run was deleted: nothing is cached any more. */
+  forget(): void {
+    this.cached = undefined;
+  }
+
   read(): CompiledPlan {
     if (!this.cached) {
       const parts = this.db.all<{ part: string }>`SELECT part FROM plan_parts ORDER BY seq`;
       if (parts.length === 0) throw new Error("no run stored");
-      this.cached = JSON.parse(parts.map((p) => p.part).join("")) as CompiledPlan;
+      const plan = JSON.parse(parts.map((p) => p.part).join("")) as CompiledPlan;
+      plan.tags ??= {}; // stored before plans had tags (schema v2)
+      this.cached = plan;
     }
     return this.cached;
   }

@@ -14,7 +14,7 @@ export class RunTable {
     >`SELECT id, owner, status,
       created_at AS createdAt, started_at AS startedAt, ended_at AS endedAt, iterations,
       iteration_budget AS iterationBudget, events_dropped AS eventsDropped, error, base_url AS baseUrl,
-      risk_gate AS riskGate, version, steps_total AS total, steps_succeeded AS succeeded,
+      risk_gate AS riskGate, delete_requested_at AS deleteRequestedAt, version, steps_total AS total, steps_succeeded AS succeeded,
       steps_failed AS failed, steps_skipped AS skipped, steps_cancelled AS cancelled,
       steps_running AS running, duration_sum AS durationSum, duration_count AS durationCount FROM run`;
     if (!row) return undefined;
@@ -33,6 +33,7 @@ export class RunTable {
       baseUrl: row.baseUrl,
       eventsDropped: row.eventsDropped,
       error: row.error,
+      deleteRequestedAt: row.deleteRequestedAt,
       version: row.version,
       counts: { total, succeeded, failed, skipped, cancelled, running, durationSum, durationCount },
     };
@@ -83,6 +84,11 @@ export class RunTable {
   reopen(allowance: number): void {
     this.db
       .run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL, iteration_budget = iterations + ${allowance}`;
+  }
+
+  /** The run's deletion began (SPEC 8.3): from now on it reads as gone. */
+  requestDeletion(now: number): void {
+    this.db.run`UPDATE run SET delete_requested_at = COALESCE(delete_requested_at, ${now})`;
   }
 
   addEventsDropped(n: number): void {

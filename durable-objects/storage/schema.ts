@@ -4,7 +4,7 @@
  */
 import type { Sql } from "./sql";
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS run (
   base_url TEXT,
   -- JSON list of step ids awaiting the risk gate (SPEC 5.4), null once answered
   risk_gate TEXT,
+  -- set when the run's deletion began (DELETE or retention, SPEC 8.3): it reads as gone
+  delete_requested_at INTEGER,
   ${RUN_COUNTER_COLUMNS.map((c) => `${c} INTEGER NOT NULL DEFAULT 0`).join(",\n  ")}
 );
 -- the compiled plan's JSON in parts: a Durable Object's SQLite value or row holds at most 2 MB,
@@ -130,6 +132,19 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   PRIMARY KEY (event_id, attempt)
 );
 CREATE INDEX IF NOT EXISTS webhook_due ON webhook_deliveries (due_at) WHERE at IS NULL;
+-- the outbox of the run's listing entry (SPEC 8.2): what the owner's RunIndex last acknowledged
+CREATE TABLE IF NOT EXISTS listing_outbox (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  -- the listing-visible state the index acknowledged (listingState), and its status
+  acked_state TEXT,
+  acked_status TEXT,
+  -- when the index last acknowledged an update (progress updates are coalesced from it)
+  sent_at INTEGER,
+  -- null, or when the next update may be sent: after a failure (backoff), or once an update
+  -- in flight can no longer be (a claim: a crash mid-send sends it again)
+  retry_at INTEGER,
+  failures INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   type TEXT NOT NULL,
@@ -141,8 +156,8 @@ CREATE TABLE IF NOT EXISTS events (
 `;
 
 /**
- * v3: the repairs a run asked for (SPEC 9.2), owned by replan-table.ts, with triggers that move
- * the status ETag. Kept whole here: part of a fresh schema (DDL) and the v3 migration.
+ * v4: the repairs a run asked for (SPEC 9.2), owned by replan-table.ts, with triggers that move
+ * the status ETag. Kept whole here: part of a fresh schema (DDL) and the v4 migration.
  */
 const REPLANS_DDL = `
 CREATE TABLE IF NOT EXISTS replans (
@@ -223,8 +238,13 @@ const MIGRATIONS: Record<number, (db: Sql) => void> = {
       duration_count = (SELECT COUNT(*) FROM steps
         WHERE status IN ('succeeded', 'failed') AND started_at IS NOT NULL AND ended_at IS NOT NULL)`);
   },
-  // v3: replanning (SPEC 9.2); a run stored before it has no repairs.
-  3: (db) => db.script(REPLANS_DDL),
+  // v3: listings and deletion (SPEC 8). The listing outbox is a new table (created above,
+  // empty: the run is due to join its owner's index); the run row gains its deletion mark.
+  3: (db) => {
+    db.script(`ALTER TABLE run ADD COLUMN delete_requested_at INTEGER`);
+  },
+  // v4: replanning (SPEC 9.2); a run stored before it has no repairs.
+  4: (db) => db.script(REPLANS_DDL),
 };
 
 /** The schema version of this storage: 0 when nothing was created yet. */

@@ -53,6 +53,8 @@ export interface ChaosReport {
   /** Retries of an attempt the run recorded as failed for another reason (timeout, network...). */
   duplicatesAfterError: number;
   unexplained: Finding[];
+  /** Runs missing from `GET /v1/runs`, listed twice, or listed with another status than their own (verify-listing.ts). */
+  listing: Finding[];
   upstreamCalls: number;
   interruptedAttempts: number;
   /** Longest time between an interrupted call's answer and the kill that lost it (ms; negative: answered after). */
@@ -88,6 +90,7 @@ export function summarize(r: ChaosReport): string[] {
       (r.maxAnswerToKillMs === null
         ? ""
         : `, latest answer before the kill that lost it: ${r.maxAnswerToKillMs} ms`),
+    `listing: ${r.runs - new Set(r.listing.map((f) => f.runId)).size} of ${r.runs} runs listed once with their status; findings: ${r.listing.length}`,
     `time: ${secs(t.totalMs)} total (build ${secs(t.buildMs)}, chaos ${secs(t.chaosMs)}, quiet ${secs(t.quietMs)}, drain ${secs(t.drainMs)}, verify ${secs(t.verifyMs)}); ` +
       `wrangler dev ready in ${secs(avgStart)} on average over ${t.startMs.length} starts; seed ${r.options.seed}`,
     ...r.kills.map(
@@ -107,6 +110,7 @@ export function summarize(r: ChaosReport): string[] {
   show("NOT COMPLETED", r.notCompleted);
   show("WRONG DATA", r.wrongData);
   show("UNEXPLAINED", r.unexplained);
+  show("LISTING", r.listing);
   if (r.stateDir) lines.push(`state and wrangler logs kept in ${r.stateDir}`);
   lines.push(r.ok ? "chaos: OK" : "chaos: FAILED");
   return lines;

@@ -24,7 +24,9 @@
  *     was called more than once only for an attempt the run recorded as failed (`interrupted` ones
  *     must have been in flight at a kill), and never after its success was recorded; runs still
  *     unfinished at the deadline are lost (stuck: no alarm brought them back), with their alarm
- *     state read from the persisted SQLite (stuck-alarms.ts).
+ *     state read from the persisted SQLite (stuck-alarms.ts);
+ *  6. pages through `GET /v1/runs` and checks that every run is listed exactly once, with the
+ *     status its own GET shows (verify-listing.ts): the listing lost nothing either.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -41,6 +43,7 @@ import { summarize, type ChaosReport } from "./report.ts";
 import { describeStuck } from "./stuck-alarms.ts";
 import { freePort, secs, sleep } from "./util.ts";
 import { verify } from "./verify.ts";
+import { verifyListing } from "./verify-listing.ts";
 import { devServerArgs } from "./wrangler.ts";
 
 export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
@@ -117,6 +120,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       drainStart,
       lastReadyAt: chaos.readyAt,
     });
+    const listing = await verifyListing(api, submitted, drained.views);
     const verifyMs = Date.now() - tv;
     if (verified.lost.length > 0) await describeStuck(stateDir, verified.lost);
     const timing = {
@@ -134,10 +138,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}): Promise<Cha
       verified.notCompleted.length === 0 &&
       verified.wrongData.length === 0 &&
       verified.unexplained.length === 0 &&
+      listing.length === 0 &&
       kills.length === o.kills;
     const { log: _, afterKill: __, ...options } = o;
     const report: ChaosReport = {
       ...verified,
+      listing,
       ok,
       options,
       kills,

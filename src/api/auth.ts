@@ -28,7 +28,8 @@ export function parseApiKeys(value: string | undefined): string[] {
 const encoder = new TextEncoder();
 const sha256 = async (s: string) => crypto.subtle.digest("SHA-256", encoder.encode(s));
 
-async function ownerOf(key: string): Promise<string> {
+/** The owner of the runs `key` creates: a hash, so keys are never stored. */
+export async function ownerOf(key: string): Promise<string> {
   const digest = new Uint8Array(await sha256(key));
   return `key_${Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }

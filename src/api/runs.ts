@@ -5,7 +5,8 @@ import { takeRunQuota } from "./run-quota";
 import { runObject } from "./run-stub";
 import { settings } from "../env";
 import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
-import { RUN_ID_PATTERN, idempotentRunId, randomRunId } from "../ids";
+import { RUN_ID_PATTERN, randomRunId } from "../ids";
+import { noteGeneration, resolveIdempotencyKey, type KeyTarget } from "./idempotency";
 import { compileRequest } from "./plans";
 import type {
   ApproveOutcome,
@@ -14,6 +15,7 @@ import type {
 } from "../../durable-objects/run-object";
 import { readJson } from "./body";
 import { eventsResponse } from "./events";
+import { listRuns } from "./listing";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseInput, readControlBody } from "./validate-input";
@@ -31,6 +33,8 @@ function notFound(runId: string): never {
   throw new NotFoundError(`run "${runId}" not found`);
 }
 
+runRoutes.get("/", listRuns);
+
 runRoutes.post("/", async (c) => {
   const config = settings(c.env);
   const { plan, warnings } = await compileRequest(c, config);
@@ -42,20 +46,32 @@ runRoutes.post("/", async (c) => {
       "invalid_request",
     );
   }
-  const runId = key === undefined ? randomRunId() : await idempotentRunId(owner, key);
-  const stub = runObject(c.env, runId);
-  const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
-  const answer = (status: string, code: 200 | 202) => {
+  const answer = (runId: string, status: string, code: 200 | 202) => {
+    const statusUrl = new URL(`/v1/runs/${runId}`, c.req.url).toString();
     c.header("Location", statusUrl);
     return c.json({ runId, status, statusUrl, ...(warnings && { warnings }) }, code);
   };
+  let target: KeyTarget =
+    key === undefined
+      ? { runId: randomRunId(), generation: 0, status: null }
+      : await resolveIdempotencyKey(c.env, owner, key);
   // Quota is taken last, for a run about to be created: neither an invalid request nor a
   // retry that finds its Idempotency-Key's run (the client's safe retry) spends it.
-  const existing = key === undefined ? null : await stub.existingStatus(owner);
-  if (existing !== null) return answer(existing, 200);
+  if (target.status !== null) return answer(target.runId, target.status, 200);
   if (config.runsPerMinute > 0) await takeRunQuota(c, owner, config.runsPerMinute);
-  const outcome = await stub.create(runId, owner, plan, new URL(c.req.url).origin);
-  return answer(outcome.status, outcome.created ? 202 : 200);
+  for (;;) {
+    const stub = runObject(c.env, target.runId);
+    const outcome = await stub.create(target.runId, owner, plan, new URL(c.req.url).origin);
+    if (!("deleted" in outcome)) {
+      if (outcome.created && key !== undefined && target.generation > 0)
+        await noteGeneration(c.env, owner, key, target.generation);
+      return answer(target.runId, outcome.status, outcome.created ? 202 : 200);
+    }
+    // The key's run was created and deleted since the lookup: its next generation is due.
+    if (key === undefined) throw new Error(`a fresh run id names a deleted run: ${target.runId}`);
+    target = await resolveIdempotencyKey(c.env, owner, key, target.generation + 1);
+    if (target.status !== null) return answer(target.runId, target.status, 200);
+  }
 });
 
 runRoutes.get("/:runId", async (c) => {
@@ -173,3 +189,10 @@ function invalidRepair(
 ): outcome is Extract<ReplanOutcome, { invalid: true }> {
   return outcome !== null && !outcome.ok && "invalid" in outcome;
 }
+
+/** SPEC 8.3: a final run is deleted now (204); 409 while it is not final; 404 when unknown. */
+runRoutes.delete("/:runId", async (c) => {
+  const { runId, stub } = runStub(c);
+  controlled(runId, await stub.deleteRun(c.get("owner")));
+  return c.body(null, 204);
+});

@@ -15,24 +15,43 @@ function typeName(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }
 
+/** What a record's keys and size may be, beside its values (e.g. a plan's `tags`). */
+export interface RecordLimits {
+  /** Each key must match it (an issue at the key's path). */
+  key?: { pattern: RegExp; message: string };
+  /** At most `count` entries (an issue at the record's path). */
+  maxEntries?: { count: number; message: string };
+}
+
 /** `values` must not transform (its output is not used): checks only, such as a string pattern. */
-export function dataRecord<T extends z.ZodType>(values: T) {
+export function dataRecord<T extends z.ZodType>(values: T, limits: RecordLimits = {}) {
   const { $schema: _, ...valueDoc } = z.toJSONSchema(values, {
     io: "input",
     unrepresentable: "any",
   }) as Record<string, unknown>;
+  const { key, maxEntries } = limits;
   return z
     .custom<Record<string, z.output<T>>>(isObject, {
       error: (issue) => `expected an object, received ${typeName(issue.input)}`,
     })
     .superRefine((record, ctx) => {
-      for (const [key, value] of Object.entries(record)) {
+      const entries = Object.entries(record);
+      if (maxEntries && entries.length > maxEntries.count)
+        ctx.addIssue({ code: "custom", message: maxEntries.message });
+      for (const [name, value] of entries) {
+        if (key && !key.pattern.test(name))
+          ctx.addIssue({ code: "custom", message: key.message, path: [name] });
         const checked = values.safeParse(value);
         if (checked.success) continue;
         for (const issue of checked.error.issues) {
-          ctx.addIssue({ code: "custom", message: issue.message, path: [key, ...issue.path] });
+          ctx.addIssue({ code: "custom", message: issue.message, path: [name, ...issue.path] });
         }
       }
     })
-    .meta({ type: "object", propertyNames: { type: "string" }, additionalProperties: valueDoc });
+    .meta({
+      type: "object",
+      propertyNames: { type: "string", ...(key && { pattern: key.pattern.source }) },
+      additionalProperties: valueDoc,
+      ...(maxEntries && { maxProperties: maxEntries.count }),
+    });
 }

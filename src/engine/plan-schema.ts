@@ -41,6 +41,12 @@ export const configSchema = z.strictObject({
   requireApprovalForRisk: z.enum(["medium", "high"]).optional(),
   autoApproveReadonly: z.boolean().default(true),
   rollback: z.boolean().default(false),
+  retentionDays: z
+    .int()
+    .min(1)
+    .max(3650)
+    .optional()
+    .describe("days the run is kept once final (default: the Worker's RUN_RETENTION_DAYS)"),
 });
 
 const dependency = z.union([stepId, z.int().min(0)]);
@@ -103,19 +109,21 @@ export const replanSchema = z
 
 /**
  * A run's tags (SPEC 8.1): at most 20, keys like step ids, string values of at most 256
- * characters. Status and listing documents show them; the plan's `tags` field takes them
- * when the listing work (SPEC 8) adds it to `planSchema`.
+ * characters. Status and listing documents show them and listings filter on them. Keys are
+ * the user's data: a `__proto__` tag is kept (z.record would drop it).
  */
-export const tagsSchema = z
-  .record(
-    z.string().regex(STEP_ID_PATTERN, "a tag key must match ^[A-Za-z0-9_.-]{1,64}$"),
-    z.string().max(256, "a tag value has at most 256 characters"),
-  )
-  .refine((tags) => Object.keys(tags).length <= 20, "at most 20 tags");
+export const tagsSchema = dataRecord(
+  z.string().max(256, "a tag value has at most 256 characters"),
+  {
+    key: { pattern: STEP_ID_PATTERN, message: "a tag key must match ^[A-Za-z0-9_.-]{1,64}$" },
+    maxEntries: { count: 20, message: "at most 20 tags" },
+  },
+).describe("the run's tags: what listings filter on (GET /v1/runs?tag=key:value)");
 
 export function planSchema(maxSteps = DEFAULT_MAX_STEPS) {
   return z.strictObject({
     name: z.string().max(200).optional(),
+    tags: tagsSchema.optional(),
     input: z.unknown().optional(),
     config: configSchema.prefault({}),
     webhook: webhookSchema.optional(),

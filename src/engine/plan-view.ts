@@ -23,6 +23,7 @@ export function planDocument(plan: CompiledPlan, { redact }: { redact: boolean }
   return {
     ...(plan.name !== null && { name: plan.name }),
     ...(plan.input !== null && plan.input !== undefined && { input: plan.input }),
+    ...(plan.tags && Object.keys(plan.tags).length > 0 && { tags: plan.tags }),
     config: plan.config,
     ...(plan.webhook && { webhook: redact ? { url: plan.webhook.url } : plan.webhook }),
     ...(plan.replan && { replan: plan.replan }),

@@ -29,6 +29,8 @@ export interface CompiledStep {
 
 export interface CompiledPlan {
   name: string | null;
+  /** The plan's tags (SPEC 8.1); `{}` when it has none (and for plans stored before tags). */
+  tags: Record<string, string>;
   input: unknown;
   config: PlanConfig;
   webhook?: { url: string; secret?: string };

@@ -19,7 +19,19 @@ export const FINISHED: ReadonlySet<StepStatus> = new Set([
   "cancelled",
 ]);
 
-export type RunStatus = "pending" | "running" | "waiting" | "paused" | FinalStatus;
+/** Run statuses (SPEC 5.8), in lifecycle order. */
+export const RUN_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+  "paused",
+  "completed",
+  "partial",
+  "failed",
+  "cancelled",
+] as const;
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
   "completed",
@@ -44,6 +56,8 @@ export interface RunRecord {
   eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
   error: string | null;
+  /** When the run's deletion began (SPEC 8.3), or null: a run being deleted reads as gone. */
+  deleteRequestedAt: number | null;
   /** Grows with every change a status document shows: its ETag (SPEC 6.1). */
   version: number;
   /** The steps by status, kept as they change, so a status read costs O(1). */

@@ -334,6 +334,7 @@ describe("the scheduler and a repair (SPEC 9.2)", () => {
   const one = (mode: "url" | "human"): CompiledPlan => ({
     name: null,
     input: null,
+    tags: {},
     config: configSchema.parse({}),
     replan: replanSchema.parse(mode === "human" ? { mode } : { url: "https://p.example.com" }),
     steps: [0, 1].map((i) => ({

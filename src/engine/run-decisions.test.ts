@@ -9,6 +9,7 @@ function chain(n: number, mode: unknown = { type: "continuous", maxIterations: 1
   const config = configSchema.parse({ mode });
   return {
     name: null,
+    tags: {},
     input: null,
     config,
     steps: Array.from({ length: n }, (_, i) => ({

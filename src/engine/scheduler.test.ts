@@ -29,6 +29,7 @@ function plan(steps: StepOpts[], config: Record<string, unknown> = {}): Compiled
   const cfg = configSchema.parse(config);
   return {
     name: null,
+    tags: {},
     input: null,
     config: cfg,
     steps: steps.map((o, i) => ({

@@ -3,33 +3,18 @@ import type { CompiledPlan } from "./plan";
 import { configSchema } from "./plan-schema";
 import type { RunRecord, StepRecord } from "./records";
 import { countSteps, runView, stepResult, stepResultJson, stepView } from "./status";
+import { runRecord } from "./test-records";
 import type { StepStatus } from "./records";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 
 /** runView reads only the plan's name and mode (and the run's step counts, as storage keeps them). */
 function plan(): CompiledPlan {
-  return { name: "p", input: null, config: configSchema.parse({}), steps: [] };
+  return { name: "p", tags: {}, input: null, config: configSchema.parse({}), steps: [] };
 }
 
 function run(overrides: Partial<RunRecord> = {}, steps: StepRecord[] = []): RunRecord {
-  return {
-    version: 1,
-    counts: countSteps(steps),
-    id: "run_x",
-    owner: "o",
-    status: "running",
-    createdAt: T0,
-    startedAt: T0,
-    endedAt: null,
-    iterations: 1,
-    iterationBudget: null,
-    riskGate: null,
-    baseUrl: null,
-    eventsDropped: 0,
-    error: null,
-    ...overrides,
-  };
+  return runRecord({ createdAt: T0, counts: countSteps(steps), ...overrides });
 }
 
 /** A step record: `ms` is its duration when it has ended. */

@@ -4,7 +4,7 @@ import type { CompiledPlan } from "./plan";
 import type { AttemptRecord, RunRecord, StepCounts, StepError, StepRecord } from "./records";
 
 /** A stored time as ISO-8601; one no Date can hold (stored by an earlier version) reads as null. */
-const iso = (t: number | null): string | null =>
+export const iso = (t: number | null): string | null =>
   t === null || !(Math.abs(t) <= 8.64e15) ? null : new Date(t).toISOString();
 
 export function stepView(s: StepRecord) {
@@ -108,17 +108,38 @@ export function countSteps(steps: readonly StepRecord[]): StepCounts {
   return counts;
 }
 
-/** `GET /v1/runs/:id` without `steps` (SPEC 6.1): built from the run row alone, O(1). */
-export function runSummary(run: RunRecord, plan: CompiledPlan, now: number) {
-  const c = run.counts;
-  const summary = {
+/** The step counts a status (and a listing entry) shows as `summary`. */
+export type SummaryCounts = Pick<
+  StepCounts,
+  "total" | "succeeded" | "failed" | "skipped" | "cancelled"
+>;
+
+/** `summary` of a status document or listing entry (SPEC 6, 8.2). */
+export function stepSummary(c: SummaryCounts) {
+  return {
     totalSteps: c.total,
     successfulSteps: c.succeeded,
     failedSteps: c.failed,
     skippedSteps: c.skipped,
     cancelledSteps: c.cancelled,
   };
+}
+
+/** The part of `progress` a listing entry shows too: finished steps, of how many, in percent. */
+export function stepCompletion(c: SummaryCounts) {
   const completedSteps = c.succeeded + c.failed + c.skipped + c.cancelled;
+  return {
+    completedSteps,
+    totalSteps: c.total,
+    percentage: c.total === 0 ? 100 : Math.round((completedSteps / c.total) * 10000) / 100,
+  };
+}
+
+/** `GET /v1/runs/:id` without `steps` (SPEC 6.1): built from the run row alone, O(1). */
+export function runSummary(run: RunRecord, plan: CompiledPlan, now: number) {
+  const c = run.counts;
+  const completion = stepCompletion(c);
+  const { completedSteps } = completion;
   const averageStepDurationMs =
     c.durationCount === 0 ? 0 : Math.round(c.durationSum / c.durationCount);
   const finished = run.endedAt !== null;
@@ -127,6 +148,7 @@ export function runSummary(run: RunRecord, plan: CompiledPlan, now: number) {
     runId: run.id,
     name: plan.name,
     status: run.status,
+    tags: plan.tags,
     createdAt: iso(run.createdAt),
     startedAt: iso(run.startedAt),
     endedAt: iso(run.endedAt),
@@ -138,15 +160,13 @@ export function runSummary(run: RunRecord, plan: CompiledPlan, now: number) {
         run.iterations,
     ),
     progress: {
-      completedSteps,
-      totalSteps: c.total,
-      percentage: c.total === 0 ? 100 : Math.round((completedSteps / c.total) * 10000) / 100,
+      ...completion,
       elapsedMs: run.startedAt === null ? 0 : (run.endedAt ?? now) - run.startedAt,
       averageStepDurationMs,
       estimatedTimeRemainingMs: finished ? 0 : (c.total - completedSteps) * averageStepDurationMs,
       runningSteps: c.running,
     },
-    summary,
+    summary: stepSummary(c),
     ...(run.error !== null && { error: JSON.parse(run.error) as StepError }),
   };
 }

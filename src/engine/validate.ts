@@ -320,6 +320,7 @@ class Compiler {
     }));
     return {
       name: this.plan.name ?? null,
+      tags: this.plan.tags ?? {},
       input: this.plan.input ?? null,
       config,
       ...(this.plan.webhook && { webhook: this.plan.webhook }),

@@ -4,7 +4,8 @@
  * runs are in flight, and restarted on the same state. Every run must still complete with the
  * upstream's answers, no step may run again after its success was recorded (a second call is
  * allowed only for an attempt in flight at a kill), and the interrupted runs must be resumed by
- * their alarms alone (nothing polls them during the lease). CHAOS_SEED picks another seed.
+ * their alarms alone (nothing polls them during the lease). The listing must show every run once,
+ * with its final status. CHAOS_SEED picks another seed.
  */
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../../scripts/chaos/run-chaos.ts";
@@ -34,6 +35,7 @@ describe("chaos: kill -9 of wrangler dev while runs are in flight", () => {
       expect(report.notCompleted, story).toEqual([]);
       expect(report.wrongData, story).toEqual([]);
       expect(report.unexplained, story).toEqual([]);
+      expect(report.listing, story).toEqual([]);
       expect(report.succeededSteps, story).toBe(report.steps);
       expect(report.ok, story).toBe(true);
     },

@@ -1,8 +1,8 @@
 /**
  * The `edgestep` CLI end to end: its own Node process, over real HTTP, against the built Worker
  * in Miniflare (real alarms) with API_KEYS set, and the loopback upstream. Checks the output
- * line by line off a terminal, `--json`, and the exit codes. `ls`, `stats` and `delete` need
- * SPEC 8's routes: set LISTING_ROUTES to true when they are merged.
+ * line by line off a terminal, `--json`, and the exit codes, `ls`, `stats` and `delete`
+ * (SPEC 8's routes) included.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,7 +14,6 @@ import { startUpstream, type Upstream } from "../upstream/server.ts";
 import { cli, normalize, startCli } from "./cli-harness.ts";
 import { bootWorker, type BootedWorker } from "./worker.ts";
 
-const LISTING_ROUTES = false;
 const DEMO_UPSTREAM = "http://127.0.0.1:8788";
 const KEY = "cli-e2e-key";
 
@@ -337,7 +336,7 @@ describe("errors and exit codes", () => {
   });
 });
 
-describe.runIf(LISTING_ROUTES)("ls, stats and delete (SPEC 8 routes)", () => {
+describe("ls, stats and delete (SPEC 8 routes)", () => {
   it("ls filters by status, tag and name; stats counts; delete removes a final run", async () => {
     const tag = `cli-${Date.now()}`;
     const runId = await submitted({

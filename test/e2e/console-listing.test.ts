@@ -1,8 +1,7 @@
 /**
  * The console's runs list against the listing routes of SPEC 8 (`GET /v1/runs`,
- * `GET /v1/stats`, `DELETE /v1/runs/:id`, plan `tags`). Those routes are being built on
- * another branch: this file is skipped until they are merged (remove `.skip` below; the
- * console's behaviour without them is tested in console.test.ts).
+ * `GET /v1/stats`, `DELETE /v1/runs/:id`, plan `tags`); the console's behaviour without them
+ * is tested in console.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clickWhenShown, expectNoProblems, runStatusIs, waitFor } from "./browser.ts";
@@ -29,7 +28,7 @@ async function waitForRun(runId: string, status: string) {
   throw new Error(`run ${runId} never became ${status}`);
 }
 
-describe.skip("console: the runs list (needs SPEC 8's listing routes)", () => {
+describe("console: the runs list (SPEC 8's listing routes)", () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {

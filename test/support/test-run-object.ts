@@ -157,15 +157,15 @@ export class TestRunObject extends RunObject {
   }
 
   /**
-   * Makes the storage look as schema version 2 left it (before replanning: no `replans` table),
+   * Makes the storage look as schema version 3 left it (before replanning: no `replans` table),
    * so that the next instance migrates it; the caller crashes the object to get one.
    */
-  async storeAsSchemaVersion2(): Promise<void> {
+  async storeAsSchemaVersion3(): Promise<void> {
     const { sql } = this.ctx.storage;
     for (const op of ["insert", "update", "delete"])
       sql.exec(`DROP TRIGGER IF EXISTS replans_${op}_changed`);
     sql.exec("DROP TABLE IF EXISTS replans");
-    sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    sql.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
   }
 
   /** Own keys of `Object.prototype` and `Array.prototype` as this object sees them (pollution adds some). */

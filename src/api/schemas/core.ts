@@ -6,18 +6,9 @@
 import { z } from "zod";
 import { HARD_MAX_STEPS, modeSchema, planSchema, tagsSchema } from "../../engine/plan-schema.ts";
 import { repairAnswerSchema } from "../../engine/plan-schema.ts";
+import { RUN_STATUSES } from "../../engine/records.ts";
 
-/** Run statuses (SPEC 5.8), in lifecycle order. */
-export const RUN_STATUSES = [
-  "pending",
-  "running",
-  "waiting",
-  "paused",
-  "completed",
-  "partial",
-  "failed",
-  "cancelled",
-] as const;
+export { RUN_STATUSES };
 export const runStatusValueSchema = z.enum(RUN_STATUSES);
 
 /** Step statuses (SPEC 5.8). */

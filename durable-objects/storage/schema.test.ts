@@ -1,0 +1,47 @@
+/**
+ * The checkpoint's schema migrations, on the storage of a scratch object: a run stored under
+ * schema v2 (before listings and deletion) opens as v3 with its data intact, reads as not
+ * being deleted, and is due to join its owner's listing (SPEC 8.2).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { CompiledPlan } from "../../src/engine/plan";
+import { configSchema } from "../../src/engine/plan-schema";
+import { listingUpdateDue } from "../../src/engine/listing";
+import { unique } from "../../test/helpers";
+import { Checkpoint } from "./checkpoint";
+import { SCHEMA_VERSION, storedSchemaVersion } from "./schema";
+import { Sql } from "./sql";
+
+/** What v3 added, taken away again: the storage as schema v2 left it. */
+const TO_V2 = `
+  DROP TABLE listing_outbox;
+  ALTER TABLE run DROP COLUMN delete_requested_at;
+  UPDATE meta SET value = '2' WHERE key = 'schema_version';
+`;
+
+describe("schema migrations", () => {
+  it("opens a run stored under v2 as v3: data kept, not deleted, due to be listed", async () => {
+    const stub = env.RUNS.get(env.RUNS.idFromName(unique("migrate")));
+    await runInDurableObject(stub, (_, state) => {
+      const now = Date.now();
+      // plans stored before v3 have no tags
+      const plan = { name: "old", input: null, config: configSchema.parse({}), steps: [] };
+      const before = new Checkpoint(state.storage);
+      const old = { id: "run_old", owner: "public", now, baseUrl: "http://x", riskGate: [] };
+      before.create({ ...old, plan: plan as unknown as CompiledPlan });
+      state.storage.sql.exec(TO_V2);
+      expect(storedSchemaVersion(new Sql(state.storage.sql))).toBe(2);
+
+      const after = new Checkpoint(state.storage);
+      expect(after.upgraded).toBe(true);
+      expect(storedSchemaVersion(new Sql(state.storage.sql))).toBe(SCHEMA_VERSION);
+      const run = after.runRecord()!;
+      expect(run).toMatchObject({ id: "run_old", status: "pending", deleteRequestedAt: null });
+      expect(after.plan.read()).toMatchObject({ name: "old", tags: {} });
+      expect(listingUpdateDue(run, after.listing.read())).toBe(run.createdAt);
+      expect(new Checkpoint(state.storage).upgraded).toBe(false);
+    });
+  });
+});
