@@ -7,8 +7,8 @@ export type StepStatus =
 export type SkipReason =
   "dependency_failed" | "dependency_skipped" | "condition_false" | "skipped_by_user";
 
-/** What a `waiting` step waits for (SPEC 5.8). */
-export type WaitingFor = "approval" | "callback" | "timer";
+/** What a `waiting` step waits for (SPEC 5.8); `quota`: a slot of its destination (SPEC 10). */
+export type WaitingFor = "approval" | "callback" | "timer" | "quota";
 
 export type FinalStatus = "completed" | "partial" | "failed" | "cancelled";
 

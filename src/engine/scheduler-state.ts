@@ -54,7 +54,7 @@ export interface Scheduler {
   succeeded: number;
   failed: number;
   retrying: number;
-  /** Steps waiting for an outside answer (approval, callback), and for a timer. */
+  /** Steps waiting for an outside answer (approval, callback), and for a timer (or quota). */
   answerWaits: number;
   timerWaits: number;
   /** No new step starts: fail-fast tripped, or the run was cancelled. */
@@ -136,7 +136,8 @@ function count(s: Scheduler, i: number, delta: number): void {
   else if (status === "failed") s.failed += delta;
   else if (status === "retrying") s.retrying += delta;
   else if (status === "waiting") {
-    if (s.waitingFor[i] === "timer") s.timerWaits += delta;
+    // A quota wait ends by the destination's grant or at its time: the run's alarm, not an answer.
+    if (s.waitingFor[i] === "timer" || s.waitingFor[i] === "quota") s.timerWaits += delta;
     else s.answerWaits += delta;
   }
 }
