@@ -1,13 +1,14 @@
 /**
  * What one run's work shares, built once per Durable Object instance and passed whole:
- * the checkpoint, the tools, the settings that shape attempts, the clock, and the one
- * place the alarm is set. Iterations, compensations, answers and controls all take it.
+ * the checkpoint, the tools, the settings that shape attempts, the clock, the one place the
+ * alarm is set, and the gate every call passes (flow control per destination). Iterations, compensations, answers and controls all take it.
  */
 import type { OutputLimits } from "../src/engine/output";
 import type { RunStatus } from "../src/engine/records";
 import type { StepResult } from "../src/engine/status";
 import type { ToolSet } from "../src/tools";
 import type { AlarmPointer } from "./alarm";
+import type { QuotaGate } from "./execution/quota-gate";
 import type { Checkpoint } from "./storage/checkpoint";
 
 export interface RunContext {
@@ -18,6 +19,8 @@ export interface RunContext {
   /** Results of finished steps, kept across iterations (they never change; a redrive clears them). */
   readonly results: Map<number, StepResult>;
   readonly alarm: AlarmPointer;
+  /** Admits each call by its destination's limits and pauses (SPEC 10). */
+  readonly gate: QuotaGate;
   /** The run's clock (tests substitute one they can move). */
   now(): number;
   rand(): number;

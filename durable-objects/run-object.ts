@@ -24,7 +24,10 @@ import {
 import * as controls from "./controls/run-controls";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
-import { commitAnswer } from "./execution/step-journal";
+import { QuotaGate, stepOfTicket } from "./execution/quota-gate";
+import { commitAnswer, quotaDue } from "./execution/step-journal";
+import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
+import { pauseCache } from "./destinations/pause-cache";
 import { runRollback } from "./rollback/rollback";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
@@ -85,10 +88,26 @@ export class RunObject extends DurableObject<Env> {
       output: this.config,
       results: new Map(),
       alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
+      gate: this.quotaGate(),
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
     };
+  }
+
+  private quotaGate(): QuotaGate {
+    const slots = this.env.DESTINATION_SLOTS;
+    let runId: string | undefined;
+    return new QuotaGate({
+      table: this.config.destinations,
+      tools: this.config.tools,
+      pauses: pauseCache,
+      slots: (destination) => slots.get(slots.idFromName(destination)),
+      readBoard: this.pauseBoard,
+      beside: (work) => this.beside(work.then(() => {})),
+      runId: () => (runId ??= this.checkpoint.run.read()!.id),
+      now: () => this.now(),
+    });
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
@@ -171,6 +190,7 @@ export class RunObject extends DurableObject<Env> {
       this.iteration.cancel();
       await this.iterationDone;
     } else this.cancelNow(this.now());
+    await this.work.gate.cancel(); // its slots and places in queues go to other runs now
     await this.rearm();
     return { ok: true, status: this.checkpoint.run.read()!.status };
   }
@@ -252,12 +272,29 @@ export class RunObject extends DurableObject<Env> {
     return "ok";
   }
 
+  /**
+   * A destination granted the slot a call of this run waits for (SPEC 10): a call waiting in
+   * memory (a forEach item, a compensation) or a step of the live iteration goes at once; a
+   * step of a sleeping run is made due now and the alarm wakes it. A grant that no call waits
+   * for any more (the run ended, the step moved on) is given back at once.
+   */
+  async quotaGranted(destination: string, ticket: string): Promise<void> {
+    const gate = this.work.gate;
+    if (gate.granted(destination, ticket)) return;
+    const run = this.checkpoint.runRecord();
+    const step = stepOfTicket(ticket);
+    if (run && iterates(run) && step && (await this.wakeForQuota(step.step, step.attempt, ticket)))
+      return;
+    gate.giveBack(destination, ticket);
+  }
+
   override async alarm(): Promise<void> {
     const run = this.checkpoint.runRecord();
     if (!run) return;
     if (this.iteration) {
-      // An iteration is live in this instance: keep its lease and let it finish.
+      // An iteration is live in this instance: keep its lease (and its calls' slots) and let it finish.
       await this.work.alarm.renewLease({ force: true });
+      this.work.gate.renew(this.now());
       return;
     }
     const wake = iterates(run) ? await this.runIteration(run) : null;
@@ -308,6 +345,18 @@ export class RunObject extends DurableObject<Env> {
     await this.rearm(now);
   }
 
+  /** Wakes step `i`, waiting for quota to make attempt `attempt`; false when it does not wait for it. */
+  private async wakeForQuota(i: number, attempt: number, ticket: string): Promise<boolean> {
+    if (this.iteration) return this.iteration.quotaGranted(i, ticket);
+    const row = this.checkpoint.steps.get(i);
+    if (row?.status !== "waiting" || row.waitingFor !== "quota" || row.attempts + 1 !== attempt)
+      return false;
+    const now = this.now();
+    quotaDue(this.checkpoint, this.checkpoint.plan.read().steps[i]!, now);
+    await this.rearm(now);
+    return true;
+  }
+
   private cancelNow(now: number): void {
     this.checkpoint.cancelUnfinished(now);
     this.checkpoint.run.finish("cancelled", now);
@@ -356,6 +405,16 @@ export class RunObject extends DurableObject<Env> {
   /** The run's clock. Tests substitute one they can move forward (test/support). */
   protected now(): number {
     return Date.now();
+  }
+
+  /**
+   * Where this instance reads the pauses other isolates found (the pause board), in the
+   * background. Tests read none: every run of the test Worker shares one isolate, and a read
+   * landing at a moment of its own would race them.
+   */
+  protected get pauseBoard(): (() => Promise<PauseNotice[]>) | null {
+    const boards = this.env.PAUSE_BOARD;
+    return () => boards.get(boards.idFromName(BOARD_NAME)).current();
   }
 
   /** The run's alarm: workerd's. Tests substitute one only they fire, so nothing races them. */

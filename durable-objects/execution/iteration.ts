@@ -18,6 +18,7 @@ import {
 import type { Answer } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
 import type { Invoker } from "./invoke";
+import type { Ticket } from "./quota-gate";
 import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
 import { Wakeup } from "./wakeup";
@@ -86,6 +87,12 @@ export class Iteration {
     this.steps.answer(i, answer);
   }
 
+  /** Step `i`'s destination granted the slot its call waits for (see StepAttempts.quotaGranted). */
+  quotaGranted(i: number, ticket: Ticket): boolean {
+    // Before the steps are loaded nothing waits in this iteration: the row decides.
+    return this.steps !== undefined && this.steps.quotaGranted(i, ticket);
+  }
+
   /**
    * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
    * answer at once (`pass`) would keep this loop in microtasks for a whole run: every
@@ -108,7 +115,8 @@ export class Iteration {
       if (fan.ends.length > 0) continue;
       if (next.type === "await") {
         await this.ctx.alarm.renewLease();
-        const wakeAt = minOf(next.wakeAt, fan.wakeAt);
+        this.ctx.gate.renew(this.ctx.now()); // the slots of long calls (none held: nothing to do)
+        const wakeAt = minOf(minOf(next.wakeAt, fan.wakeAt), this.ctx.gate.nextRenewal);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - this.ctx.now());
         // Results that arrive together are committed together: one storage transaction, not one each.
         if (this.steps.batching || started >= YIELD_EVERY) {

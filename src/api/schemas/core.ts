@@ -144,7 +144,7 @@ export const stepStatusSchema = z.strictObject({
   endedAt: z.string().nullable(),
   durationMs: z.int().nullable(),
   nextAttemptAt: z.string().optional(),
-  waitingFor: z.enum(["approval", "callback", "timer"]).optional(),
+  waitingFor: z.enum(["approval", "callback", "timer", "quota"]).optional(),
   items: itemCountsSchema.optional(),
   error: stepErrorSchema.optional(),
 });
