@@ -5,6 +5,7 @@ import { settings, type Env } from "../env";
 import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
+import { destinationRoutes } from "./destinations";
 import { cachedOpenApiDocument } from "./openapi/document";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
@@ -23,6 +24,7 @@ export function createApp() {
   );
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
+  app.route("/v1/destinations", destinationRoutes);
 
   app.notFound((c) =>
     c.json(

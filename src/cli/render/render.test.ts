@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunEvent, RunSummary, StepStatus } from "../../client/index.ts";
-import { renderRun, renderRunList, renderStats, renderValidation } from "./documents.ts";
+import {
+  renderDestinations,
+  renderRun,
+  renderRunList,
+  renderStats,
+  renderValidation,
+} from "./documents.ts";
 import { describeEvent, logLine } from "./events.ts";
 import { duration, fit, someOf, table } from "./format.ts";
 import { exitCodeOf, progressBar, renderFrame, renderSummary } from "./progress.ts";
@@ -308,6 +314,31 @@ describe("documents", () => {
       "  level 0: a",
       "  level 1: b",
       "critical path: a -> b",
+    ]);
+  });
+});
+
+describe("destinations", () => {
+  it("limits in words, calls in flight and waiting, and when a pause ends", () => {
+    const pausedUntil = new Date(NOW + 4_000).toISOString();
+    const lines = renderDestinations(
+      [
+        {
+          destination: "api.example.com",
+          limits: { concurrency: 3, ratePerSecond: 20, burst: 5 },
+          inFlight: 3,
+          waiting: 12,
+          pausedUntil: null,
+        },
+        { destination: "other.test", limits: {}, inFlight: 0, waiting: 2, pausedUntil },
+      ],
+      NOW,
+    );
+    expect(lines[0]).toMatch(/^DESTINATION\s+LIMITS\s+IN FLIGHT\s+WAITING\s+PAUSED UNTIL$/);
+    expect(lines[1]).toMatch(/^api\.example\.com\s+3 at once, 20\/s, burst 5\s+3\s+12$/);
+    expect(lines[2]).toMatch(/^other\.test\s+none\s+0\s+2\s+\d\d:\d\d:\d\d \(in 4\.0 s\)$/);
+    expect(renderDestinations([], NOW)).toEqual([
+      "no destinations (DESTINATIONS lists none, and none was paused lately)",
     ]);
   });
 });
