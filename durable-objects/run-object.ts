@@ -24,10 +24,10 @@ import {
 import * as controls from "./controls/run-controls";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
-import { QuotaGate, stepOfTicket } from "./execution/quota-gate";
+import { stepOfTicket } from "./execution/quota-gate";
 import { commitAnswer, quotaDue } from "./execution/step-journal";
 import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
-import { pauseCache } from "./destinations/pause-cache";
+import { runGate } from "./destinations/run-gate";
 import { runRollback } from "./rollback/rollback";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
@@ -88,26 +88,16 @@ export class RunObject extends DurableObject<Env> {
       output: this.config,
       results: new Map(),
       alarm: new AlarmPointer(() => this.alarms, checkpoint, now),
-      gate: this.quotaGate(),
+      gate: runGate(env, this.config, {
+        runId: () => checkpoint.run.read()!.id,
+        now,
+        beside: (work) => this.beside(work),
+        readBoard: this.pauseBoard,
+      }),
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
     };
-  }
-
-  private quotaGate(): QuotaGate {
-    const slots = this.env.DESTINATION_SLOTS;
-    let runId: string | undefined;
-    return new QuotaGate({
-      table: this.config.destinations,
-      tools: this.config.tools,
-      pauses: pauseCache,
-      slots: (destination) => slots.get(slots.idFromName(destination)),
-      readBoard: this.pauseBoard,
-      beside: (work) => this.beside(work.then(() => {})),
-      runId: () => (runId ??= this.checkpoint.run.read()!.id),
-      now: () => this.now(),
-    });
   }
 
   /** Stores a new run and arms its first iteration (or waits at the risk gate). Idempotent. */
@@ -279,12 +269,19 @@ export class RunObject extends DurableObject<Env> {
    * for any more (the run ended, the step moved on) is given back at once.
    */
   async quotaGranted(destination: string, ticket: string): Promise<void> {
-    const gate = this.work.gate;
+    const { gate } = this.work;
     if (gate.granted(destination, ticket)) return;
     const run = this.checkpoint.runRecord();
-    const step = stepOfTicket(ticket);
-    if (run && iterates(run) && step && (await this.wakeForQuota(step.step, step.attempt, ticket)))
-      return;
+    const call = stepOfTicket(ticket);
+    if (run && iterates(run) && call) {
+      if (this.iteration) {
+        if (this.iteration.quotaGranted(call.step, ticket)) return;
+      } else {
+        const now = this.now();
+        const step = this.checkpoint.plan.read().steps[call.step];
+        if (step && quotaDue(this.checkpoint, step, call.attempt, now)) return this.rearm(now);
+      }
+    }
     gate.giveBack(destination, ticket);
   }
 
@@ -343,18 +340,6 @@ export class RunObject extends DurableObject<Env> {
     commitAnswer(c, step, row.attempts, row.startedAt ?? now, answer, this.work.output, now);
     if (c.run.read()!.status === "waiting") c.run.setStatus("running");
     await this.rearm(now);
-  }
-
-  /** Wakes step `i`, waiting for quota to make attempt `attempt`; false when it does not wait for it. */
-  private async wakeForQuota(i: number, attempt: number, ticket: string): Promise<boolean> {
-    if (this.iteration) return this.iteration.quotaGranted(i, ticket);
-    const row = this.checkpoint.steps.get(i);
-    if (row?.status !== "waiting" || row.waitingFor !== "quota" || row.attempts + 1 !== attempt)
-      return false;
-    const now = this.now();
-    quotaDue(this.checkpoint, this.checkpoint.plan.read().steps[i]!, now);
-    await this.rearm(now);
-    return true;
   }
 
   private cancelNow(now: number): void {

@@ -127,9 +127,16 @@ export function itemQuotaWait(
   c.events.append("quota_wait", now, step.id, null, quotaWaitData(wait, { item }));
 }
 
-/** The destination granted the slot a step waits for while no iteration is live: the step is due now. */
-export function quotaDue(c: Checkpoint, step: CompiledStep, now: number) {
+/**
+ * The destination granted the slot a step waits for to make attempt `attempt`, while no
+ * iteration is live: the step is due now. False, and nothing written, when it does not wait for it.
+ */
+export function quotaDue(c: Checkpoint, step: CompiledStep, attempt: number, now: number): boolean {
+  const row = c.steps.get(step.index);
+  if (row?.status !== "waiting" || row.waitingFor !== "quota" || row.attempts + 1 !== attempt)
+    return false;
   c.steps.waiting(step.index, "quota", now);
+  return true;
 }
 
 /**

@@ -113,12 +113,15 @@ describe("the live frame", () => {
         waitingFor: "timer",
         nextAttemptAt: "2026-11-20T15:00:00.000Z",
       }),
+      step("q1", { status: "waiting", waitingFor: "quota" }),
+      step("q2", { status: "waiting", waitingFor: "quota" }),
     ];
     const frame = renderFrame({ run, active, readAt: NOW }, NOW, 200);
     expect(frame[1]).not.toMatch(/ETA/);
     expect(frame.slice(2)).toEqual([
       `waiting for approval (risk gate: deploy): edgestep approve ${RUN}`,
       `waiting for approval of release: edgestep approve ${RUN} --step release`,
+      "waiting for quota (2): q1, q2",
       "waiting for callback: build",
       "waiting for timer: nap until 15:00:00 (in 56 min 53 s)",
     ]);
@@ -229,6 +232,25 @@ describe("plain event lines", () => {
       "step cb waiting for callback",
     ],
     [
+      event("quota_wait", {
+        stepId: "fetch",
+        data: { destination: "api.example.com", reason: "queued", position: 4 },
+      }),
+      "step fetch waiting for quota at api.example.com (queued #4)",
+    ],
+    [
+      event("quota_wait", {
+        stepId: "each",
+        data: {
+          destination: "api.example.com",
+          reason: "paused",
+          item: 2,
+          pausedUntil: "2026-11-20T14:03:09.000Z",
+        },
+      }),
+      "step each item 2 waiting for quota at api.example.com (paused until 14:03:09)",
+    ],
+    [
       event("approval_requested", { data: { gate: "risk", stepIds: ["deploy"] } }),
       `approval requested (risk gate: deploy): edgestep approve ${RUN}`,
     ],
@@ -248,7 +270,7 @@ describe("plain event lines", () => {
       "compensation of deploy succeeded",
     ],
     [event("webhook_failed", { data: { status: 500 } }), "webhook failed (HTTP 500)"],
-    [event("quota_wait", { stepId: "a" }), "quota wait a"],
+    [event("an_unknown_event", { stepId: "a" }), "an unknown event a"],
   ])("%# %j", (e, line) => {
     expect(describeEvent(e, RUN)).toBe(line);
   });
