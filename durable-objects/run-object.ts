@@ -93,6 +93,7 @@ export class RunObject extends DurableObject<Env> {
         now,
         beside: (work) => this.beside(work),
         readBoard: this.pauseBoard,
+        granted: (destination, ticket) => this.quotaGranted(destination, ticket),
       }),
       now,
       rand: Math.random,

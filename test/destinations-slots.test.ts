@@ -84,6 +84,18 @@ describe("concurrency across runs", () => {
     });
   });
 
+  it("slots a run gives back go to its own queued calls within the same iteration", async () => {
+    const tag = unique("own");
+    const runId = await started({
+      steps: [0, 1, 2, 3, 4].map((n) => httpStep(`c${n}`, work("concurrency", tag, 20))),
+    });
+    expect(await fireAlarm(runId)).toBe(true);
+    const s = await status(runId);
+    expect(s.status).toBe("completed");
+    expect(s.iterations).toBe(1);
+    expect(maxInFlight(await workCalls(tag))).toBeLessThanOrEqual(2);
+  });
+
   it("a registry tool listed by name is limited whatever its host; a wildcard limits every host under it together", async () => {
     const tag = unique("tool");
     const tool = await started({

@@ -80,13 +80,17 @@ export class DestinationObject extends DurableObject<Env> {
     };
   }
 
-  /** The calls of `tickets` ended: their slots go to the next in the queue. */
-  async release(destination: string, runId: string, tickets: string[]): Promise<void> {
+  /**
+   * The calls of `tickets` ended: their slots go to the next in the queue. Answers the calls of
+   * the same run granted now (told here rather than through `quotaGranted`).
+   */
+  async release(destination: string, runId: string, tickets: string[]): Promise<string[]> {
     const now = this.now();
     const limits = this.open(destination, now);
     this.leases.release(runId, tickets);
-    this.pump(destination, limits, now);
+    const granted = this.pump(destination, limits, now, { runId });
     await this.rearm(limits, now);
+    return granted;
   }
 
   /** Calls still in flight keep their slots; answers how many of `tickets` were still held. */
@@ -165,22 +169,29 @@ export class DestinationObject extends DurableObject<Env> {
     return refill(state, limits, now);
   }
 
-  /** Grants slots to the head of the queue while one may start; tells each call's run (but `asking`, who hears it in its answer). */
+  /**
+   * Grants slots to the head of the queue while one may start, and tells each call's run,
+   * except the caller's calls (its `ticket`, or all of its run's), which it answers itself:
+   * returned.
+   */
   private pump(
     destination: string,
     limits: Limits,
     now: number,
-    asking?: { runId: string; ticket: string },
-  ): void {
+    caller?: { runId: string; ticket?: string },
+  ): string[] {
+    const answered: string[] = [];
     let state = this.state(limits, now);
     for (let w = this.waiters.head(); w && canGrant(state, limits, now); w = this.waiters.head()) {
       this.waiters.remove(w.seq);
       this.leases.grant(w.runId, w.ticket, now, now + LEASE_TTL_MS);
       state = take(state, limits);
-      if (w.runId !== asking?.runId || w.ticket !== asking.ticket)
-        this.notify(destination, w.runId, w.ticket);
+      const callers = w.runId === caller?.runId && (caller.ticket ?? w.ticket) === w.ticket;
+      if (callers) answered.push(w.ticket);
+      else this.notify(destination, w.runId, w.ticket);
     }
     this.flow.write(destination, state);
+    return answered;
   }
 
   /** Tells a run its call was granted; a run that cannot hear it asks again at its own time. */

@@ -15,6 +15,8 @@ export interface RunSide {
   beside(work: Promise<void>): void;
   /** Reads the pause board; null where there is nothing to read. */
   readBoard: (() => Promise<PauseNotice[]>) | null;
+  /** A destination granted a call of the run (RunObject.quotaGranted). */
+  granted(destination: string, ticket: string): Promise<void>;
 }
 
 export function runGate(env: Env, config: Settings, run: RunSide): QuotaGate {
@@ -26,6 +28,7 @@ export function runGate(env: Env, config: Settings, run: RunSide): QuotaGate {
     pauses: pauseCache,
     slots: (destination) => slots.get(slots.idFromName(destination)),
     readBoard: run.readBoard,
+    onGrant: (destination, ticket) => run.beside(run.granted(destination, ticket)),
     beside: (work) => run.beside(work.then(() => {})),
     runId: () => (runId ??= run.runId()),
     now: run.now,

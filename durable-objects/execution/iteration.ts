@@ -127,6 +127,11 @@ export class Iteration {
         continue;
       }
       if (actions.length > 0) continue; // skips and cancels may have released more work
+      if (this.ctx.gate.releasing) {
+        // Slots just given back may go to this run's queued calls: they start in this iteration.
+        await this.ctx.gate.released();
+        continue;
+      }
       return next;
     }
   }

@@ -13,7 +13,7 @@ import type { AcquireOutcome, DestinationObject } from "../destinations/destinat
 import { PauseCache } from "../destinations/pause-cache";
 import { QuotaGate, RECHECK_MS, stepTicket } from "./quota-gate";
 
-function setup(answer: AcquireOutcome = { granted: true }) {
+function setup(answer: AcquireOutcome = { granted: true }, releaseGrants: string[] = []) {
   const told: string[] = [];
   let now = 1_000;
   const record =
@@ -24,7 +24,7 @@ function setup(answer: AcquireOutcome = { granted: true }) {
     };
   const slots = {
     acquire: record("acquire", answer),
-    release: record("release"),
+    release: record("release", releaseGrants),
     renew: record("renew", 1),
     cancelRun: record("cancelRun"),
     pause: record("pause", 0),
@@ -44,6 +44,7 @@ function setup(answer: AcquireOutcome = { granted: true }) {
     pauses: new PauseCache(),
     slots: () => slots,
     readBoard: null,
+    onGrant: (destination, ticket) => void told.push(`granted ${destination} ${ticket}`),
     beside: (p) => void work.push(p),
     runId: () => "run_1",
     now: () => now,
@@ -131,6 +132,22 @@ describe("QuotaGate", () => {
     });
     await settled();
     expect(told).toEqual(["pause free.test [2000]", 'acquire free.test ["run_1","s.1.1"]']);
+  });
+
+  it("a release's answer grants the same run's queued calls at once", async () => {
+    const { gate, told, settled } = setup({ granted: true }, ["s.1.1"]);
+    await gate.admit("http", http("https://limited.test/x"), stepTicket(0, 1), 0);
+    told.length = 0;
+    expect(gate.releasing).toBe(false);
+    gate.release({ destination: "limited.test", ticket: stepTicket(0, 1) });
+    expect(gate.releasing).toBe(true);
+    await gate.released();
+    expect(gate.releasing).toBe(false);
+    await settled();
+    expect(told).toEqual([
+      'release limited.test ["run_1",["s.0.1"]]',
+      "granted limited.test s.1.1",
+    ]);
   });
 
   it("renews the leases of calls in flight every LEASE_RENEW_MS, by destination", async () => {

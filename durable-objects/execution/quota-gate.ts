@@ -56,6 +56,8 @@ export interface GateEnv {
   slots(destination: string): DurableObjectStub<DestinationObject>;
   /** Reads the pause board (null: nothing to read). */
   readBoard: (() => Promise<PauseNotice[]>) | null;
+  /** A destination answered that it granted `ticket` (as RunObject.quotaGranted is told). */
+  onGrant(destination: string, ticket: Ticket): void;
   /** Runs work beside the run (never awaited by a call's path). */
   beside(work: Promise<unknown>): void;
   runId(): string;
@@ -73,6 +75,8 @@ export class QuotaGate {
   private readonly asked = new Set<string>();
   /** When the leases held are next renewed; null while none is held. */
   private renewAt: number | null = null;
+  /** Releases sent and not answered yet: their answers may grant this run's next calls. */
+  private readonly releases = new Set<Promise<void>>();
 
   constructor(private readonly env: GateEnv) {}
 
@@ -138,7 +142,7 @@ export class QuotaGate {
   /** Gives back a grant no call of this run wants any more. */
   giveBack(destination: string, ticket: Ticket): void {
     this.fresh.delete(ticket);
-    this.send(destination, (slots) => slots.release(destination, this.env.runId(), [ticket]));
+    this.sendRelease(destination, ticket);
   }
 
   /** The call holding `lease` ended (any outcome): its slot goes to the next caller. */
@@ -146,8 +150,17 @@ export class QuotaGate {
     if (lease === null) return;
     this.held.delete(lease.ticket);
     if (this.held.size === 0) this.renewAt = null;
-    const { destination, ticket } = lease;
-    this.send(destination, (slots) => slots.release(destination, this.env.runId(), [ticket]));
+    this.sendRelease(lease.destination, lease.ticket);
+  }
+
+  /** Slots are being given back: their answers may grant this run's queued calls (see `released`). */
+  get releasing(): boolean {
+    return this.releases.size > 0;
+  }
+
+  /** Resolves once the releases sent so far are answered (and the grants they brought applied). */
+  async released(): Promise<void> {
+    await Promise.all(this.releases);
   }
 
   /** A call ended (any outcome): its slot goes back, and a 429 (or a 503 with Retry-After) pauses its destination. */
@@ -275,6 +288,23 @@ export class QuotaGate {
       const timer = setTimeout(done, Math.max(0, ms));
       this.sleepers.set(ticket, done);
     });
+  }
+
+  /** Gives a slot back; the same run's calls it lets through are granted at once (onGrant). */
+  private sendRelease(destination: string, ticket: Ticket): void {
+    const release = this.env
+      .slots(destination)
+      .release(destination, this.env.runId(), [ticket])
+      .then(
+        (granted) => {
+          for (const t of granted) this.env.onGrant(destination, t);
+        },
+        (err: unknown) =>
+          console.error(`edgestep: giving back a slot of ${destination} failed`, err),
+      )
+      .finally(() => this.releases.delete(release));
+    this.releases.add(release);
+    this.env.beside(release);
   }
 
   private send(
