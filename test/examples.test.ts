@@ -10,6 +10,8 @@ import chain from "../examples/04-three-level-chain.json";
 import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
+import quota from "../examples/quota.json";
+import rateLimited from "../examples/rate-limited.json";
 import retry from "../examples/retry.json";
 import { api, execute, results, runCalls } from "./helpers";
 import { domainResponse } from "./upstream/data";
@@ -39,6 +41,8 @@ describe("examples/*.json", () => {
     ["partial-failure", partialFailure],
     ["fail-fast", failFast],
     ["retry", retry],
+    ["quota", quota],
+    ["rate-limited", rateLimited],
   ])("%s passes POST /v1/plans/validate", async (_, plan) => {
     const res = await api("/v1/plans/validate", {
       method: "POST",
