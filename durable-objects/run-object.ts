@@ -290,14 +290,16 @@ export class RunObject extends DurableObject<Env> {
     const run = this.checkpoint.runRecord();
     if (!run) return;
     if (this.iteration) {
-      // An iteration is live in this instance: keep its lease (and its calls' slots) and let it finish.
+      // An iteration is live in this instance: keep its lease and let it finish.
       await this.work.alarm.renewLease({ force: true });
-      this.work.gate.renew(this.now());
       return;
     }
     const wake = iterates(run) ? await this.runIteration(run) : null;
     if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
+    // A run that stopped (its rollback done) gives back its places in destinations' queues.
+    if (!iterates(this.checkpoint.run.read()!) && !this.checkpoint.compensations.next())
+      this.beside(this.work.gate.cancel());
     this.work.alarm.releaseLease();
     // Deliveries go on beside the run: a slow receiver never holds this alarm (nor the next).
     this.beside(this.deliverWebhooks());

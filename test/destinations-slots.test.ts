@@ -257,6 +257,28 @@ describe("leases", () => {
     expect((await destinationState("cancel.upstream.test")).inFlight).toBe(0);
   });
 
+  it("a run that stops (fail-fast) gives back its places in the queue at once", async () => {
+    const { holder, alarm } = await holdSlot("stop", unique("stop-hold"));
+    const runId = await started({
+      config: { failFast: true },
+      steps: [
+        httpStep("queued", work("stop", unique("stop"), 1)),
+        httpStep("boom", script(unique("boom"), "?plan=400"), { dependsOn: [] }),
+      ],
+    });
+    await fireAlarm(runId);
+    const s = await status(runId);
+    expect(s.status).toBe("failed");
+    expect(byId(s).queued).toMatchObject({ status: "cancelled", attempts: 0 });
+    await until(
+      async () => (await destinationState("stop.upstream.test")).waiting === 0,
+      "the place is given back",
+    );
+    await post(`/v1/runs/${holder}/cancel`);
+    expect(await alarm).toBe("settled");
+    expect(await destinationState("stop.upstream.test")).toMatchObject({ inFlight: 0, waiting: 0 });
+  });
+
   it("the slot of a run that crashed comes back when its lease expires, within 30 s", async () => {
     const { holder, alarm } = await holdSlot("crash", unique("crash-hold"));
     const tag = unique("crash");

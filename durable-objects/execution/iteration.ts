@@ -115,8 +115,7 @@ export class Iteration {
       if (fan.ends.length > 0) continue;
       if (next.type === "await") {
         await this.ctx.alarm.renewLease();
-        this.ctx.gate.renew(this.ctx.now()); // the slots of long calls (none held: nothing to do)
-        const wakeAt = minOf(minOf(next.wakeAt, fan.wakeAt), this.ctx.gate.nextRenewal);
+        const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - this.ctx.now());
         // Results that arrive together are committed together: one storage transaction, not one each.
         if (this.steps.batching || started >= YIELD_EVERY) {

@@ -4,7 +4,7 @@
  * without asking anyone; other calls ask their destination, use grants they were told of, and
  * keep, renew and give back their leases.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseDestinations } from "../../src/engine/destinations";
 import { LEASE_RENEW_MS } from "../../src/engine/flow-control";
 import { ToolSet } from "../../src/tools";
@@ -82,14 +82,12 @@ describe("QuotaGate", () => {
     expect(admission).toBeInstanceOf(Promise);
     const lease = { destination: "limited.test", ticket: "s.2.1" };
     expect(await admission).toEqual({ type: "go", lease });
-    expect(gate.nextRenewal).toBe(1_000 + LEASE_RENEW_MS);
     gate.ended("http", http("https://limited.test/x"), lease, { ok: true, data: 1 }, 2_000);
     await settled();
     expect(told).toEqual([
       'acquire limited.test ["run_1","s.2.1"]',
       'release limited.test ["run_1",["s.2.1"]]',
     ]);
-    expect(gate.nextRenewal).toBeNull();
   });
 
   it("a queued call waits, to ask again after RECHECK_MS unless a grant wakes it first", async () => {
@@ -150,15 +148,29 @@ describe("QuotaGate", () => {
     ]);
   });
 
-  it("renews the leases of calls in flight every LEASE_RENEW_MS, by destination", async () => {
-    const { gate, told, settled, advance, now } = setup({ granted: true });
-    for (const n of [1, 2])
-      await gate.admit("http", http("https://limited.test/x"), stepTicket(n, 1), now());
-    gate.renew(now()); // not due yet
-    advance(LEASE_RENEW_MS);
-    gate.renew(now());
-    await settled();
-    expect(told.at(-1)).toBe('renew limited.test ["run_1",["s.1.1","s.2.1"]]');
-    expect(gate.nextRenewal).toBe(now() + LEASE_RENEW_MS);
+  it("renews the leases of calls in flight every LEASE_RENEW_MS, by destination, until they end", async () => {
+    vi.useFakeTimers();
+    try {
+      const { gate, told, settled, now } = setup({ granted: true });
+      const leases = [];
+      for (const n of [1, 2]) {
+        const url = http("https://limited.test/x");
+        const admission = await gate.admit("http", url, stepTicket(n, 1), now());
+        if (admission.type === "go") leases.push(admission.lease);
+      }
+      vi.advanceTimersByTime(LEASE_RENEW_MS - 1);
+      expect(told.filter((t) => t.startsWith("renew"))).toEqual([]);
+      vi.advanceTimersByTime(1);
+      vi.advanceTimersByTime(LEASE_RENEW_MS);
+      for (const lease of leases) gate.release(lease);
+      vi.advanceTimersByTime(3 * LEASE_RENEW_MS); // nothing held: no more renewals
+      await settled();
+      expect(told.filter((t) => t.startsWith("renew"))).toEqual([
+        'renew limited.test ["run_1",["s.1.1","s.2.1"]]',
+        'renew limited.test ["run_1",["s.1.1","s.2.1"]]',
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -8,10 +8,9 @@
  * call: the step then waits (`waitingFor: "quota"`) until the grant wakes it, or until
  * RECHECK_MS, when it asks again (a grant the run could not be told of is not lost).
  */
-import { limited } from "../../src/engine/destinations";
+import { limited, type DestinationTable } from "../../src/engine/destinations";
 import { LEASE_RENEW_MS } from "../../src/engine/flow-control";
 import { destinationPause, type AttemptResult, type QuotaWait } from "../../src/engine/verdict";
-import type { DestinationTable } from "../../src/engine/destinations";
 import type { ToolSet } from "../../src/tools";
 import type { AcquireOutcome, DestinationObject } from "../destinations/destination-object";
 import type { PauseCache } from "../destinations/pause-cache";
@@ -73,8 +72,8 @@ export class QuotaGate {
   private readonly sleepers = new Map<Ticket, () => void>();
   /** Destinations this instance asked for slots (a cancel gives everything back to them). */
   private readonly asked = new Set<string>();
-  /** When the leases held are next renewed; null while none is held. */
-  private renewAt: number | null = null;
+  /** Renews the leases held, every LEASE_RENEW_MS while any is (the calls are in flight in this instance). */
+  private renewal: ReturnType<typeof setTimeout> | undefined;
   /** Releases sent and not answered yet: their answers may grant this run's next calls. */
   private readonly releases = new Set<Promise<void>>();
 
@@ -149,7 +148,7 @@ export class QuotaGate {
   release(lease: Lease | null): void {
     if (lease === null) return;
     this.held.delete(lease.ticket);
-    if (this.held.size === 0) this.renewAt = null;
+    if (this.held.size === 0) this.stopRenewing();
     this.sendRelease(lease.destination, lease.ticket);
   }
 
@@ -189,15 +188,9 @@ export class QuotaGate {
     this.send(key, (slots) => slots.pause(key, ms));
   }
 
-  /** When the leases held are next renewed (the iteration wakes for it), or null. */
-  get nextRenewal(): number | null {
-    return this.renewAt;
-  }
-
-  /** Renews the leases of the calls in flight when due, so a long call keeps its slot. */
-  renew(now: number): void {
-    if (this.renewAt === null || now < this.renewAt) return;
-    this.renewAt = now + LEASE_RENEW_MS;
+  /** Renews the leases of the calls in flight, so a long call keeps its slot (a crash stops it: they expire). */
+  private renew(): void {
+    this.renewal = undefined;
     const byDestination = new Map<string, Ticket[]>();
     for (const [ticket, destination] of this.held) {
       const tickets = byDestination.get(destination) ?? [];
@@ -206,16 +199,25 @@ export class QuotaGate {
     }
     for (const [destination, tickets] of byDestination)
       this.send(destination, (slots) => slots.renew(destination, this.env.runId(), tickets));
+    if (this.held.size > 0) this.renewal = setTimeout(() => this.renew(), LEASE_RENEW_MS);
   }
 
-  /** The run was cancelled: waiting calls wake (and give up), and every destination asked gets its slots back now. */
+  private stopRenewing(): void {
+    if (this.renewal !== undefined) clearTimeout(this.renewal);
+    this.renewal = undefined;
+  }
+
+  /**
+   * The run was cancelled (or stopped): waiting calls wake (and give up), and every destination
+   * asked gets its slots and places in its queue back now.
+   */
   async cancel(): Promise<void> {
     for (const wake of [...this.sleepers.values()]) wake();
     const runId = this.env.runId();
     const asked = [...this.asked];
     this.asked.clear();
     this.held.clear();
-    this.renewAt = null;
+    this.stopRenewing();
     await Promise.all(
       asked.map((d) =>
         this.env
@@ -250,7 +252,7 @@ export class QuotaGate {
       }
     }
     this.held.set(ticket, destination);
-    this.renewAt ??= this.env.now() + LEASE_RENEW_MS;
+    this.renewal ??= setTimeout(() => this.renew(), LEASE_RENEW_MS);
     return { type: "go", lease: { destination, ticket } };
   }
 
