@@ -15,7 +15,7 @@ import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
 import type { Answer, CallbackAnswer } from "../src/engine/verdict";
 import { AlarmPointer, iterates } from "./alarm";
-import type { AlarmPort } from "./alarm-port";
+import { storageAlarm, type AlarmPort } from "./alarm-port";
 import {
   decideApproval,
   type ApproveOutcome,
@@ -24,7 +24,7 @@ import {
 import * as controls from "./controls/run-controls";
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
-import { stepOfTicket } from "./execution/quota-gate";
+import { stepOfTicket } from "./execution/tickets";
 import { commitAnswer, quotaDue } from "./execution/step-journal";
 import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
 import { runGate } from "./destinations/run-gate";
@@ -407,11 +407,6 @@ export class RunObject extends DurableObject<Env> {
 
   /** The run's alarm: workerd's. Tests substitute one only they fire, so nothing races them. */
   protected get alarms(): AlarmPort {
-    const { storage } = this.ctx;
-    return {
-      get: () => storage.getAlarm(),
-      set: (at) => storage.setAlarm(at),
-      clear: () => storage.deleteAlarm(),
-    };
+    return storageAlarm(this.ctx.storage);
   }
 }

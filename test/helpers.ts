@@ -12,6 +12,8 @@ import type { TestDestinationObject } from "./support/test-destination-object";
 import type { TestRunObject } from "./support/test-run-object";
 import { TEST_HOST_SUFFIX } from "./support/loopback-hosts";
 
+export { maxInFlight } from "./upstream/log";
+
 export const upstreamUrl = inject("upstreamUrl");
 
 /**
@@ -254,20 +256,6 @@ export async function callsWithRun(prefix: string, runId: string): Promise<any[]
   return (await upstreamCalls(prefix)).filter(
     (c) => typeof c.body === "string" && c.body.includes(runId),
   );
-}
-
-/** The most calls among `calls` (of `/work`, which logs when each ended) the upstream had in flight at once. */
-export function maxInFlight(calls: { at: number; endedAt?: number }[]): number {
-  const edges = calls.flatMap((c) => [
-    [c.at, 1],
-    [c.endedAt ?? Number.POSITIVE_INFINITY, -1],
-  ]);
-  // At the same millisecond an answer comes before the next arrival: the slot was given back first.
-  edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
-  let now = 0;
-  let max = 0;
-  for (const [, delta] of edges) max = Math.max(max, (now += delta!));
-  return max;
 }
 
 let counter = 0;

@@ -22,7 +22,7 @@ import {
   type FlowState,
 } from "../../src/engine/flow-control";
 import { settings, type Env } from "../../src/env";
-import type { AlarmPort } from "../alarm-port";
+import { storageAlarm, type AlarmPort } from "../alarm-port";
 import { BOARD_NAME } from "./pause-board";
 import { FlowTable } from "../storage/destinations/flow-table";
 import { LeaseTable } from "../storage/destinations/lease-table";
@@ -222,11 +222,6 @@ export class DestinationObject extends DurableObject<Env> {
 
   /** The object's alarm: workerd's. Tests substitute one only they fire. */
   protected get alarms(): AlarmPort {
-    const { storage } = this.ctx;
-    return {
-      get: () => storage.getAlarm(),
-      set: (at) => storage.setAlarm(at),
-      clear: () => storage.deleteAlarm(),
-    };
+    return storageAlarm(this.ctx.storage);
   }
 }

@@ -21,7 +21,8 @@ import {
 } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
 import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
-import { itemTicket, type Lease, type Ticket } from "./quota-gate";
+import type { Lease } from "./quota-gate";
+import { itemTicket, type Ticket } from "./tickets";
 import { itemQuotaWait } from "./step-journal";
 
 export interface FanOutEnv {

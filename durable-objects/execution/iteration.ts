@@ -18,7 +18,7 @@ import {
 import type { Answer } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
 import type { Invoker } from "./invoke";
-import type { Ticket } from "./quota-gate";
+import type { Ticket } from "./tickets";
 import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
 import { Wakeup } from "./wakeup";

@@ -11,7 +11,8 @@ import { ToolSet } from "../../src/tools";
 import { parseRegistry } from "../../src/tools/registry";
 import type { AcquireOutcome, DestinationObject } from "../destinations/destination-object";
 import { PauseCache } from "../destinations/pause-cache";
-import { QuotaGate, RECHECK_MS, stepTicket } from "./quota-gate";
+import { QuotaGate, RECHECK_MS } from "./quota-gate";
+import { stepTicket } from "./tickets";
 
 function setup(answer: AcquireOutcome = { granted: true }, releaseGrants: string[] = []) {
   const told: string[] = [];

@@ -15,6 +15,7 @@ import type { ToolSet } from "../../src/tools";
 import type { AcquireOutcome, DestinationObject } from "../destinations/destination-object";
 import type { PauseCache } from "../destinations/pause-cache";
 import type { PauseNotice } from "../destinations/pause-board";
+import type { Ticket } from "./tickets";
 
 /** A queued call asks again after this long if no grant woke it first. */
 export const RECHECK_MS = 30_000;
@@ -22,19 +23,6 @@ export const RECHECK_MS = 30_000;
 const UNREACHABLE_RECHECK_MS = 5_000;
 /** A grant the run was told of is used without asking again while this fresh (a lease lives longer). */
 const FRESH_MS = 5_000;
-
-/** Names one call of the run at its destination: `s.<step>.<attempt>`, `i.<step>.<item>.<attempt>`, `c.<seq>.<attempt>`. */
-export type Ticket = string;
-export const stepTicket = (step: number, attempt: number): Ticket => `s.${step}.${attempt}`;
-export const itemTicket = (step: number, item: number, attempt: number): Ticket =>
-  `i.${step}.${item}.${attempt}`;
-export const compensationTicket = (seq: number, attempt: number): Ticket => `c.${seq}.${attempt}`;
-
-/** The step and attempt of a step's ticket; null for an item's or a compensation's. */
-export function stepOfTicket(ticket: Ticket): { step: number; attempt: number } | null {
-  const m = /^s\.(\d+)\.(\d+)$/.exec(ticket);
-  return m ? { step: Number(m[1]), attempt: Number(m[2]) } : null;
-}
 
 /** A slot held by a call in flight, given back when it ends. */
 export interface Lease {
@@ -216,6 +204,7 @@ export class QuotaGate {
     const runId = this.env.runId();
     const asked = [...this.asked];
     this.asked.clear();
+    this.fresh.clear();
     this.held.clear();
     this.stopRenewing();
     await Promise.all(
@@ -251,6 +240,7 @@ export class QuotaGate {
         return this.waiting(destination, reason, RECHECK_MS, outcome.position, paused);
       }
     }
+    this.fresh.delete(ticket); // a grant told while asking is this very lease
     this.held.set(ticket, destination);
     this.renewal ??= setTimeout(() => this.renew(), LEASE_RENEW_MS);
     return { type: "go", lease: { destination, ticket } };

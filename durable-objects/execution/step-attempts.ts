@@ -27,7 +27,8 @@ import type { RunContext } from "../run-context";
 import type { StepLoad } from "../storage/step-table";
 import { FanOuts } from "./fan-outs";
 import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
-import { stepTicket, type Admission, type Lease, type Ticket } from "./quota-gate";
+import type { Admission, Lease } from "./quota-gate";
+import { stepTicket, type Ticket } from "./tickets";
 import {
   attemptStarted,
   commitAnswer,

@@ -9,7 +9,7 @@ import type { CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
 import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
 import { callTool, prepare, type Prepared } from "../execution/invoke";
-import { compensationTicket, type Ticket } from "../execution/quota-gate";
+import { compensationTicket, type Ticket } from "../execution/tickets";
 import { quotaWaitData } from "../execution/step-journal";
 import { templateContext } from "../execution/template-context";
 import type { RunContext } from "../run-context";

@@ -6,6 +6,7 @@
  * Pure: parsed once per Worker (src/env.ts), looked up for each call.
  */
 import { z } from "zod";
+import { jsonVariable } from "./json-variable";
 
 export const limitsSchema = z.strictObject({
   concurrency: z.int().min(1).max(100_000).optional().describe("calls in flight at once"),
@@ -111,15 +112,7 @@ export function parseDestinations(
   value: unknown,
   toolNames: ReadonlySet<string>,
 ): DestinationTable {
-  let raw = value ?? {};
-  if (typeof raw === "string") {
-    try {
-      raw = raw.trim() === "" ? {} : JSON.parse(raw);
-    } catch (err) {
-      throw new Error(`DESTINATIONS is not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  const parsed = z.record(z.string(), limitsSchema).safeParse(raw);
+  const parsed = z.record(z.string(), limitsSchema).safeParse(jsonVariable(value, "DESTINATIONS"));
   if (!parsed.success) throw new Error(`DESTINATIONS is invalid: ${z.prettifyError(parsed.error)}`);
   const entries: [string, Limits][] = [];
   for (const [name, limits] of Object.entries(parsed.data)) {

@@ -6,6 +6,7 @@
  *  - the upstream's host, 127.0.0.1, is not listed: only a pause holds its calls back.
  */
 import { describe, expect, it } from "vitest";
+import { maxInFlight } from "../upstream/log.ts";
 import { e2eClient } from "./client.ts";
 import { bootForFile } from "./worker.ts";
 
@@ -33,19 +34,6 @@ const workCalls = (tag: string) =>
   e2e.upstream.calls.filter(
     (c) => c.path === "/work" && new URLSearchParams(c.query).get("t") === tag,
   );
-
-/** The most calls among `calls` the upstream had in flight at once (an answer before an arrival in the same ms). */
-function maxInFlight(calls: { at: number; endedAt?: number }[]): number {
-  const edges = calls.flatMap((c) => [
-    [c.at, 1],
-    [c.endedAt ?? Number.POSITIVE_INFINITY, -1],
-  ]);
-  edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
-  let now = 0;
-  let max = 0;
-  for (const [, delta] of edges) max = Math.max(max, (now += delta!));
-  return max;
-}
 
 /** A plan of `n` independent calls of `tool` (all ready at once). */
 const parallel = (tool: string, n: number, params: Record<string, unknown>) => ({

@@ -1,12 +1,6 @@
 /** LeaseTable (owns `leases`): the slots granted, one per call (a run's ticket), each with its expiry. */
 import type { Sql } from "../sql";
 
-export interface Lease {
-  runId: string;
-  ticket: string;
-  expiresAt: number;
-}
-
 export class LeaseTable {
   constructor(private readonly db: Sql) {}
 
@@ -47,21 +41,12 @@ export class LeaseTable {
     this.db.run`DELETE FROM leases WHERE run_id = ${runId}`;
   }
 
-  /** Drops the leases expired by `now` (their runs stopped renewing them); returns how many. */
-  expire(now: number): number {
-    const n = this.db.one<{
-      n: number;
-    }>`SELECT COUNT(*) AS n FROM leases WHERE expires_at <= ${now}`!.n;
-    if (n > 0) this.db.run`DELETE FROM leases WHERE expires_at <= ${now}`;
-    return n;
+  /** Drops the leases expired by `now` (their runs stopped renewing them). */
+  expire(now: number): void {
+    this.db.run`DELETE FROM leases WHERE expires_at <= ${now}`;
   }
 
   earliestExpiry(): number | null {
     return this.db.one<{ at: number | null }>`SELECT MIN(expires_at) AS at FROM leases`!.at;
-  }
-
-  all(): Lease[] {
-    return this.db.all<Lease>`SELECT run_id AS runId, ticket, expires_at AS expiresAt FROM leases
-      ORDER BY granted_at, run_id, ticket`;
   }
 }
