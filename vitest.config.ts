@@ -10,6 +10,7 @@
  */
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { TEST_DESTINATIONS } from "./test/test-destinations.ts";
 import { testRegistry } from "./test/tools-registry.ts";
 
 export default defineConfig({
@@ -34,6 +35,7 @@ export default defineConfig({
                 bindings: {
                   UPSTREAM_URL: upstreamUrl,
                   TOOLS: JSON.stringify(testRegistry(upstreamUrl)),
+                  DESTINATIONS: JSON.stringify(TEST_DESTINATIONS),
                   UPSTREAM_TOKEN: "test-secret-token-value",
                   // The Worker-wide webhook signing secret, for plans whose webhook has none (SPEC 5.7).
                   WEBHOOK_SECRET: "test-worker-webhook-secret",

@@ -1,7 +1,7 @@
 /**
  * What one run's work shares, built once per Durable Object instance and passed whole:
- * the checkpoint, the tools, the settings that shape attempts, the clock, and the one
- * place the alarm is set. Iterations, compensations, answers and controls all take it.
+ * the checkpoint, the tools, the settings that shape attempts, the clock, the one place the
+ * alarm is set, and the gate every call passes (flow control per destination). Iterations, compensations, answers and controls all take it.
  */
 import type { OutputLimits } from "../src/engine/output";
 import type { RunStatus } from "../src/engine/records";
@@ -10,6 +10,7 @@ import type { ValidationContext } from "../src/engine/validate";
 import type { ToolSet } from "../src/tools";
 import type { Fetcher } from "../src/tools/http-client";
 import type { AlarmPointer } from "./alarm";
+import type { QuotaGate } from "./execution/quota-gate";
 import type { Checkpoint } from "./storage/checkpoint";
 
 export interface RunContext {
@@ -20,6 +21,8 @@ export interface RunContext {
   /** Results of finished steps, kept across iterations (they never change; a redrive clears them). */
   readonly results: Map<number, StepResult>;
   readonly alarm: AlarmPointer;
+  /** Admits each call by its destination's limits and pauses (SPEC 10). */
+  readonly gate: QuotaGate;
   /** The run's clock (tests substitute one they can move). */
   now(): number;
   rand(): number;

@@ -18,7 +18,7 @@ import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
 import type { Answer, CallbackAnswer } from "../src/engine/verdict";
 import { AlarmPointer, iterates } from "./alarm";
-import type { AlarmPort } from "./alarm-port";
+import { storageAlarm, type AlarmPort } from "./alarm-port";
 import {
   decideApproval,
   type ApproveOutcome,
@@ -37,10 +37,13 @@ import {
 import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
 import { stepChecks } from "./execution/step-checks";
-import { commitAnswer } from "./execution/step-journal";
 import { applyAnswer as applyRepairAnswer } from "./replan/repair";
 import { atMost } from "./at-most";
 import { INDEX_WAIT_MS, IndexFeed } from "./listing/index-feed";
+import { stepOfTicket } from "./execution/tickets";
+import { commitAnswer, quotaDue } from "./execution/step-journal";
+import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
+import { runGate } from "./destinations/run-gate";
 import { runRollback } from "./rollback/rollback";
 import { runIndexOf } from "./run-index/run-index";
 import type { RunContext } from "./run-context";
@@ -114,6 +117,13 @@ export class RunObject extends DurableObject<Env> {
         this.config.retentionDays,
         ctx.storage.kv,
       ),
+      gate: runGate(env, this.config, {
+        runId: () => checkpoint.run.read()!.id,
+        now,
+        beside: (work) => this.beside(work),
+        readBoard: this.pauseBoard,
+        granted: (destination, ticket) => this.quotaGranted(destination, ticket),
+      }),
       now,
       rand: Math.random,
       statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
@@ -271,6 +281,7 @@ export class RunObject extends DurableObject<Env> {
       this.iteration.cancel();
       await this.iterationDone;
     } else this.cancelNow(this.now());
+    await this.work.gate.cancel(); // its slots and places in queues go to other runs now
     await this.rearm();
     return { ok: true, status: this.checkpoint.run.read()!.status };
   }
@@ -380,6 +391,29 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /**
+   * A destination granted the slot a call of this run waits for (SPEC 10): a call waiting in
+   * memory (a forEach item, a compensation) or a step of the live iteration goes at once; a
+   * step of a sleeping run is made due now and the alarm wakes it. A grant that no call waits
+   * for any more (the run ended, the step moved on) is given back at once.
+   */
+  async quotaGranted(destination: string, ticket: string): Promise<void> {
+    const { gate } = this.work;
+    if (gate.granted(destination, ticket)) return;
+    const run = this.checkpoint.runRecord();
+    const call = stepOfTicket(ticket);
+    if (run && iterates(run) && call) {
+      if (this.iteration) {
+        if (this.iteration.quotaGranted(call.step, ticket)) return;
+      } else {
+        const now = this.now();
+        const step = this.checkpoint.plan.read().steps[call.step];
+        if (step && quotaDue(this.checkpoint, step, call.attempt, now)) return this.rearm(now);
+      }
+    }
+    gate.giveBack(destination, ticket);
+  }
+
+  /**
    * Runs what is due: an iteration, compensations, webhook deliveries, listing updates, the
    * run's deletion (by DELETE or retention). Safe to run twice:
    * the rows say what is due. While an iteration is live it only renews its lease; other
@@ -423,6 +457,9 @@ export class RunObject extends DurableObject<Env> {
     const wake = iterates(run) ? await this.runIteration(run) : null;
     if (this.checkpoint.compensations.earliestDue(this.now()) !== null)
       await runRollback(this.work, run.id, run.baseUrl);
+    // A run that stopped (its rollback done) gives back its places in destinations' queues.
+    if (!iterates(this.checkpoint.run.read()!) && !this.checkpoint.compensations.next())
+      this.beside(this.work.gate.cancel());
     this.work.alarm.releaseLease();
     // Deliveries go on beside the run: a slow receiver never holds this alarm (nor the next).
     this.beside(this.deliverWebhooks());
@@ -534,13 +571,18 @@ export class RunObject extends DurableObject<Env> {
     return Date.now();
   }
 
+  /**
+   * Where this instance reads the pauses other isolates found (the pause board), in the
+   * background. Tests read none: every run of the test Worker shares one isolate, and a read
+   * landing at a moment of its own would race them.
+   */
+  protected get pauseBoard(): (() => Promise<PauseNotice[]>) | null {
+    const boards = this.env.PAUSE_BOARD;
+    return () => boards.get(boards.idFromName(BOARD_NAME)).current();
+  }
+
   /** The run's alarm: workerd's. Tests substitute one only they fire, so nothing races them. */
   protected get alarms(): AlarmPort {
-    const { storage } = this.ctx;
-    return {
-      get: () => storage.getAlarm(),
-      set: (at) => storage.setAlarm(at),
-      clear: () => storage.deleteAlarm(),
-    };
+    return storageAlarm(this.ctx.storage);
   }
 }

@@ -1,4 +1,5 @@
 /** The Worker's bindings and the settings derived from them (SPEC 7). */
+import { parseDestinations, type DestinationTable } from "./engine/destinations";
 import { checkUrl, parseAllowedHosts, type AllowedHosts } from "./engine/egress";
 import { MAX_SAFE_DEPTH } from "./engine/json-depth";
 import { DEFAULT_MAX_OUTPUT_DEPTH } from "./engine/output";
@@ -40,6 +41,8 @@ export interface ConfigVars {
  */
 export interface Env extends Omit<Cloudflare.Env, "TOOLS" | keyof ConfigVars>, ConfigVars {
   TOOLS?: string | Record<string, unknown>;
+  /** Limits per destination (SPEC 10): a JSON object, or a string holding one. */
+  DESTINATIONS?: string | Record<string, unknown>;
 }
 
 export interface Settings {
@@ -58,6 +61,8 @@ export interface Settings {
   retentionDays: number;
   allowedHosts: AllowedHosts;
   tools: ToolSet;
+  /** DESTINATIONS: limits by host or registry tool (SPEC 10). */
+  destinations: DestinationTable;
 }
 
 function intVar(
@@ -81,6 +86,21 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
   if (cached) return cached;
   const bindings = env as unknown as Record<string, unknown>;
   const allowedHosts = parseAllowedHosts(env.ALLOWED_HOSTS);
+  const tools = new ToolSet({
+    registry: parseRegistry(env.TOOLS),
+    allowedHosts,
+    fetcher,
+    service: (name) => {
+      const binding = bindings[name] as { fetch?: unknown } | undefined;
+      return typeof binding?.fetch === "function"
+        ? (r) => (binding as Fetcher & { fetch: Fetcher }).fetch(r)
+        : undefined;
+    },
+    secret: (name) => {
+      const v = bindings[name];
+      return typeof v === "string" ? v : undefined;
+    },
+  });
   const result: Settings = {
     maxStepsPerPlan: intVar(
       env.MAX_STEPS_PER_PLAN,
@@ -113,21 +133,8 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
       MAX_RETENTION_DAYS,
     ),
     allowedHosts,
-    tools: new ToolSet({
-      registry: parseRegistry(env.TOOLS),
-      allowedHosts,
-      fetcher,
-      service: (name) => {
-        const binding = bindings[name] as { fetch?: unknown } | undefined;
-        return typeof binding?.fetch === "function"
-          ? (r) => (binding as Fetcher & { fetch: Fetcher }).fetch(r)
-          : undefined;
-      },
-      secret: (name) => {
-        const v = bindings[name];
-        return typeof v === "string" ? v : undefined;
-      },
-    }),
+    tools,
+    destinations: parseDestinations(env.DESTINATIONS, tools.registryNames),
   };
   cache.set(env, result);
   return result;

@@ -62,6 +62,25 @@ describe("buildTimeline", () => {
     expect(b!.segments[0]).toMatchObject({ outcome: "failed", label: "attempt 1: client_error" });
   });
 
+  it("shows a step's wait for quota before its attempt; an item's wait stays inside the step's", () => {
+    const tl = buildTimeline([
+      ev(0, "run_started"),
+      ev(0, "quota_wait", "q", undefined, { destination: "api.test", reason: "queued" }),
+      ev(400, "step_started", "q", 1),
+      ev(500, "step_succeeded", "q", 1),
+      ev(500, "step_started", "each", undefined, { forEach: true }),
+      ev(510, "quota_wait", "each", undefined, { destination: "api.test", item: 3 }),
+      ev(900, "step_succeeded", "each", 0),
+    ]);
+    const segments = (id: string) =>
+      tl.lanes.find((l) => l.stepId === id)!.segments.map((s) => [s.kind, s.start, s.end, s.label]);
+    expect(segments("q")).toEqual([
+      ["wait", t0, t0 + 400, "waiting for quota"],
+      ["attempt", t0 + 400, t0 + 500, "attempt 1"],
+    ]);
+    expect(segments("each")).toEqual([["attempt", t0 + 500, t0 + 900, "items"]]);
+  });
+
   it("closes what was still going when the run is cancelled, and leaves a live attempt open", () => {
     const cancelled = buildTimeline([
       ev(0, "step_started", "w", 1),

@@ -10,6 +10,8 @@ import chain from "../examples/04-three-level-chain.json";
 import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
+import quota from "../examples/quota.json";
+import rateLimited from "../examples/rate-limited.json";
 import retry from "../examples/retry.json";
 import selfRepairing from "../examples/self-repairing.json";
 import { api, execute, results, runCalls, upstreamUrl } from "./helpers";
@@ -41,6 +43,8 @@ describe("examples/*.json", () => {
     ["fail-fast", failFast],
     ["retry", retry],
     ["self-repairing", selfRepairing],
+    ["quota", quota],
+    ["rate-limited", rateLimited],
   ])("%s passes POST /v1/plans/validate", async (_, plan) => {
     const res = await api("/v1/plans/validate", {
       method: "POST",

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { alarmAt, api, byId, drive, expectReadable, fireAlarm, runStub } from "./helpers";
-import { started, stepDetail, submit, unique, upstreamUrl } from "./helpers";
+import { script, started, stepDetail, submit, unique } from "./helpers";
 
 const DAY = 86_400_000;
 const MAX_WAIT_MS = 365 * DAY;
@@ -96,7 +96,7 @@ describe("Retry-After far in the future", () => {
     const key = unique("far-retry");
     const q = new URLSearchParams({ plan: "429,200", retryAfter: value });
     const runId = await started({
-      steps: [{ id: "s", tool: "http", params: { url: `${upstreamUrl}/script/${key}?${q}` } }],
+      steps: [{ id: "s", tool: "http", params: { url: script(key, `?${q}`) } }],
     });
     expect(await fireAlarm(runId)).toBe(true);
     const s = await stepDetail(runId, "s");

@@ -8,12 +8,27 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { expect, inject } from "vitest";
+import type { TestDestinationObject } from "./support/test-destination-object";
 import type { TestRunObject } from "./support/test-run-object";
+import { TEST_HOST_SUFFIX } from "./support/loopback-hosts";
+
+export { maxInFlight } from "./upstream/log";
 
 export const upstreamUrl = inject("upstreamUrl");
 
-/** The upstream's programmable endpoint: `/script/<key>` answers as `?plan=` says (test/upstream). */
-export const script = (key: string, extra = "") => `${upstreamUrl}/script/${key}${extra}`;
+/**
+ * The loopback upstream under a host of its own, `<label>.upstream.test` (test/support/
+ * loopback-hosts.ts): flow control keys destinations by host, so a 429 the test provokes there
+ * pauses only its own host (SPEC 10).
+ */
+export const hostUrl = (label: string, path = "/") =>
+  `http://${label.toLowerCase()}${TEST_HOST_SUFFIX}${path}`;
+
+/**
+ * The upstream's programmable endpoint: `/script/<key>` answers as `?plan=` says (test/upstream),
+ * under the key's own host (see `hostUrl`).
+ */
+export const script = (key: string, extra = "") => hostUrl(key, `/script/${key}${extra}`);
 
 // ---- the API ----
 
@@ -151,6 +166,21 @@ export async function execute(plan: unknown, max?: number): Promise<any> {
   return drive(body.runId, max);
 }
 
+/**
+ * Fires the alarms of `runIds` together (their iterations live at once, as in production) until
+ * every run is final or paused, waiting 5 ms between rounds for the grants their destinations
+ * send them (SPEC 10); their statuses then.
+ */
+export async function driveAll(runIds: string[], rounds = 400): Promise<any[]> {
+  for (let r = 0; r < rounds; r++) {
+    await Promise.all(runIds.map((id) => fireAlarm(id)));
+    const all = await Promise.all(runIds.map(status));
+    if (all.every((s) => FINAL.has(s.status))) return all;
+    await scheduler.wait(5);
+  }
+  throw new Error(`runs not final after ${rounds} rounds of alarms`);
+}
+
 /** Fires the alarm once in the background (the caller inspects the run while it is in flight). */
 export function alarmInBackground(runId: string): Promise<"settled" | "rejected"> {
   return fireAlarm(runId).then(
@@ -168,6 +198,30 @@ export async function abortObject(runId: string): Promise<void> {
       () => true,
     );
   expect(aborted).toBe(true);
+}
+
+// ---- destinations (SPEC 10): their objects' alarm and clock ----
+
+/** The test Worker's destination objects are TestDestinationObjects (test/support/worker.ts). */
+const slots = env.DESTINATION_SLOTS as unknown as DurableObjectNamespace<TestDestinationObject>;
+
+export function destinationStub(destination: string) {
+  return slots.get(slots.idFromName(destination));
+}
+
+/** In flight, waiting, and the pause of a destination, as GET /v1/destinations shows them. */
+export async function destinationState(destination: string) {
+  return destinationStub(destination).describe(destination);
+}
+
+/** Fires the destination object's alarm (expires leases, wakes its queue); false when none is set. */
+export async function fireDestinationAlarm(destination: string): Promise<boolean> {
+  return destinationStub(destination).fireAlarm();
+}
+
+/** Moves the destination object's clock `ms` forward. */
+export async function advanceDestinationClock(destination: string, ms: number): Promise<number> {
+  return destinationStub(destination).advanceClock(ms);
 }
 
 /** Polls (bounded, 10 ms apart) until `check` holds; `what` names the awaited state in the error. */

@@ -7,11 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { results, started, status, stepDetail } from "./helpers";
 import { advanceToAlarm, alarmAt, drive, fireAlarm } from "./helpers";
-import { unique, upstreamCalls, upstreamUrl } from "./helpers";
+import { script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
+/** Under the key's own host: a 429 pauses that host for every run (SPEC 10), not the shared upstream. */
 function scriptUrl(key: string, plan: string, extra: Record<string, string> = {}): string {
-  const q = new URLSearchParams({ plan, ...extra });
-  return `${upstreamUrl}/script/${key}?${q}`;
+  return script(key, `?${new URLSearchParams({ plan, ...extra })}`);
 }
 
 const ms = (iso: string) => Date.parse(iso);

@@ -7,6 +7,8 @@ export function testRegistry(upstreamUrl: string) {
     inspections_list: { url: `${upstreamUrl}/inspections` },
     analytics: { url: `${upstreamUrl}/echo`, method: "POST" },
     unknown_endpoint: { url: `${upstreamUrl}/no-such-endpoint` },
+    // Limited by its name in DESTINATIONS (test/test-destinations.ts), whatever its host.
+    limited_work: { url: `${upstreamUrl}/work` },
     // Nested JSON (`depth`, `kind` params): registry results are redacted, a walk over the whole value.
     deep_data: { url: `${upstreamUrl}/deep` },
     // Sends a secret header; the endpoint does not echo headers back.

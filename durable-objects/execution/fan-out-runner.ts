@@ -21,7 +21,10 @@ import {
   type FinalVerdict,
 } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
-import { invoke, type Invoker } from "./invoke";
+import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
+import type { Lease } from "./quota-gate";
+import { itemTicket, type Ticket } from "./tickets";
+import { itemQuotaWait } from "./step-journal";
 
 export interface FanOutEnv {
   ctx: RunContext;
@@ -41,6 +44,8 @@ export class FanOutRunner {
   private attempts: number[] = [];
   private retryBase: number[] = [];
   private readonly controllers = new Map<number, AbortController>();
+  /** Items waiting in memory for their destination to admit them. */
+  private readonly waiting = new Set<Ticket>();
 
   constructor(
     private readonly env: FanOutEnv,
@@ -88,8 +93,10 @@ export class FanOutRunner {
 
   /** Starts what may start; says what the step does next. Once the run halts, nothing new starts. */
   pump(now: number): FanOutNext | { type: "halted" } {
-    if (this.env.halted())
+    if (this.env.halted()) {
+      if (this.waiting.size > 0) this.env.ctx.gate.wakeAll(); // items waiting for quota give up
       return this.f.running > 0 ? { type: "await", wakeAt: null } : { type: "halted" };
+    }
     const { start, next } = decideItems(this.f, now);
     for (const k of start) this.startItem(k, now);
     return next;
@@ -122,26 +129,65 @@ export class FanOutRunner {
 
   cancel(): void {
     for (const c of this.controllers.values()) c.abort();
+    if (this.waiting.size > 0) this.env.ctx.gate.wakeAll(); // they see the run halted and give up
   }
 
+  /** Prepares item `k`'s call; it starts once its destination admits it (SPEC 10). */
   private startItem(k: number, now: number): void {
-    const c = this.env.ctx.checkpoint;
-    const i = this.step.index;
-    const attempt = ++this.attempts[k]!;
-    const item = c.items.attemptStarted(i, k, attempt);
-    c.attempts.started(i, k, attempt, now);
-    c.steps.countAttempt(i); // the status counts item attempts live
-    const context = { ...this.context, item, index: k };
-    const invocation = invoke(this.env.invoker, this.step, attempt, context, now, k);
-    if (invocation.type === "failed") {
-      this.judge(k, attempt, invocation.result, now);
+    const { ctx } = this.env;
+    const item = ctx.checkpoint.items.item(this.step.index, k);
+    const prepared = prepare(this.env.invoker, this.step, { ...this.context, item, index: k });
+    if (prepared.type === "failed") {
+      const attempt = this.recordAttempt(k, now);
+      this.judge(k, attempt, prepared.result, now);
       this.env.notify(); // settled without a promise: the iteration must look again
       return;
     }
+    const ticket = itemTicket(this.step.index, k, this.attempts[k]! + 1);
+    const admission = ctx.gate.admit(this.step.tool, prepared.params, ticket, now);
+    if (!(admission instanceof Promise) && admission.type === "go") {
+      this.call(k, prepared, admission.lease, now);
+      return;
+    }
+    // The item keeps its place among the maxConcurrency in flight while it waits, in memory.
+    this.waiting.add(ticket);
+    void ctx.gate
+      .admitWaiting(
+        admission,
+        this.step.tool,
+        prepared.params,
+        ticket,
+        (wait) => itemQuotaWait(ctx.checkpoint, this.step, k, wait, ctx.now()),
+        () => this.env.halted(),
+      )
+      .then((admitted) => {
+        this.waiting.delete(ticket);
+        if (admitted === null) settleItem(this.f, k, { type: "cancelled" });
+        else this.call(k, prepared, admitted.lease, ctx.now());
+        this.env.notify();
+      });
+  }
+
+  /** Records item `k`'s next attempt (SPEC 5.5); its number. */
+  private recordAttempt(k: number, now: number): number {
+    const c = this.env.ctx.checkpoint;
+    const i = this.step.index;
+    const attempt = ++this.attempts[k]!;
+    c.items.attemptStarted(i, k, attempt);
+    c.attempts.started(i, k, attempt, now);
+    c.steps.countAttempt(i); // the status counts item attempts live
+    return attempt;
+  }
+
+  private call(k: number, prepared: Prepared, lease: Lease | null, now: number): void {
+    const { ctx } = this.env;
+    const attempt = this.recordAttempt(k, now);
+    const invocation = callTool(this.env.invoker, this.step, prepared, attempt, now, k);
     this.controllers.set(k, invocation.controller);
     void invocation.result.then((result) => {
       this.controllers.delete(k);
-      this.judge(k, attempt, result, this.env.ctx.now());
+      ctx.gate.ended(this.step.tool, prepared.params, lease, result, ctx.now());
+      this.judge(k, attempt, result, ctx.now());
       this.env.notify();
     });
   }

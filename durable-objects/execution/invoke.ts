@@ -1,13 +1,15 @@
 /**
- * Prepares and starts one tool attempt (a step, one forEach item, or a compensation):
- * resolves templates, finds the tool, issues a callback token when needed, and calls the
- * tool with a timeout and an abort handle. The caller has already recorded the attempt.
+ * One tool attempt (a step, one forEach item, or a compensation), in two parts: `prepare`
+ * resolves templates and finds the tool (what the call is, and so where it goes: its
+ * destination is asked for a slot in between, SPEC 10); `callTool` issues a callback token when
+ * needed and calls the tool with a timeout and an abort handle. The caller records the attempt
+ * before `callTool`.
  */
 import type { OutputLimits } from "../../src/engine/output";
 import type { CompiledStep } from "../../src/engine/plan";
 import { resolveTemplates, templateError, type TemplateContext } from "../../src/engine/templates";
 import type { ToolSet } from "../../src/tools";
-import type { ToolCall, ToolResult } from "../../src/tools/tool";
+import type { Tool, ToolCall, ToolResult } from "../../src/tools/tool";
 import { newCallbackToken } from "../../src/ids";
 import type { CallbackTable } from "../storage/callback-table";
 
@@ -19,18 +21,23 @@ export interface Invoker {
   output: OutputLimits;
 }
 
-export type Invocation =
-  | { type: "started"; controller: AbortController; result: Promise<ToolResult> }
+/** A call ready to be made: its tool and resolved params. */
+export interface Prepared {
+  tool: Tool;
+  params: Record<string, unknown>;
+}
+
+export type Preparation =
+  | ({ type: "ready" } & Prepared)
+  /** The attempt fails before anything is sent (a template, an unknown tool). */
   | { type: "failed"; result: ToolResult };
 
-export function invoke(
-  deps: Invoker,
-  step: CompiledStep,
-  attempt: number,
-  context: TemplateContext,
-  now: number,
-  itemIndex?: number,
-): Invocation {
+export interface Invocation {
+  controller: AbortController;
+  result: Promise<ToolResult>;
+}
+
+export function prepare(deps: Invoker, step: CompiledStep, context: TemplateContext): Preparation {
   let params: Record<string, unknown>;
   try {
     params = resolveTemplates(step.params, context) as Record<string, unknown>;
@@ -48,9 +55,20 @@ export function invoke(
       },
     };
   }
+  return { type: "ready", tool, params };
+}
+
+export function callTool(
+  deps: Invoker,
+  step: CompiledStep,
+  prepared: Prepared,
+  attempt: number,
+  now: number,
+  itemIndex?: number,
+): Invocation {
   const controller = new AbortController();
   const suffix = itemIndex === undefined ? "" : `:${itemIndex}`;
-  const call: ToolCall = {
+  const toolCall: ToolCall = {
     runId: deps.runId,
     stepId: step.id,
     ...(itemIndex !== undefined && { itemIndex }),
@@ -65,12 +83,17 @@ export function invoke(
   if (step.tool === "callback") {
     const token = newCallbackToken(deps.runId);
     deps.callbacks.open(token, step.index, attempt, now);
-    call.callback = { token, url: `${deps.baseUrl ?? "http://localhost"}/v1/callbacks/${token}` };
+    toolCall.callback = {
+      token,
+      url: `${deps.baseUrl ?? "http://localhost"}/v1/callbacks/${token}`,
+    };
   }
-  const result = tool.invoke(params, call).catch((err: unknown): ToolResult => ({
-    ok: false,
-    category: "network",
-    message: String(err),
-  }));
-  return { type: "started", controller, result };
+  const result = prepared.tool
+    .invoke(prepared.params, toolCall)
+    .catch((err: unknown): ToolResult => ({
+      ok: false,
+      category: "network",
+      message: String(err),
+    }));
+  return { controller, result };
 }

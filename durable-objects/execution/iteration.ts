@@ -19,6 +19,7 @@ import {
 import type { Answer } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
 import type { Invoker } from "./invoke";
+import type { Ticket } from "./tickets";
 import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
 import { Wakeup } from "./wakeup";
@@ -98,6 +99,12 @@ export class Iteration {
     this.wake.notify();
   }
 
+  /** Step `i`'s destination granted the slot its call waits for (see StepAttempts.quotaGranted). */
+  quotaGranted(i: number, ticket: Ticket): boolean {
+    // Before the steps are loaded nothing waits in this iteration: the row decides.
+    return this.steps !== undefined && this.steps.quotaGranted(i, ticket);
+  }
+
   /**
    * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
    * answer at once (`pass`) would keep this loop in microtasks for a whole run: every
@@ -131,6 +138,11 @@ export class Iteration {
         continue;
       }
       if (actions.length > 0) continue; // skips and cancels may have released more work
+      if (this.ctx.gate.releasing) {
+        // Slots just given back may go to this run's queued calls: they start in this iteration.
+        await this.ctx.gate.released();
+        continue;
+      }
       return next;
     }
   }

@@ -1,7 +1,9 @@
 /**
  * The attempts of one iteration's steps: starting a step (its `when`, its tool call, or its
  * forEach items), and, for each attempt that comes back (or a timer, a restart, an answer),
- * one engine verdict, committed (step-journal) and then settled in the scheduler.
+ * one engine verdict, committed (step-journal) and then settled in the scheduler. A call is
+ * admitted by its destination (SPEC 10, QuotaGate) before its attempt is recorded: it goes,
+ * or its step waits for quota (no attempt, no retry) until a grant or its time wakes it.
  */
 import { conditionHolds } from "../../src/engine/conditions";
 import type { CompiledPlan, CompiledStep } from "../../src/engine/plan";
@@ -11,11 +13,13 @@ import {
   outcomeOf,
   settle,
   type Outcome,
+  wakeWaiting,
   type Scheduler,
 } from "../../src/engine/scheduler";
 import type { TemplateContext } from "../../src/engine/templates";
 import {
   attemptVerdict,
+  quotaVerdict,
   stepFailure,
   successVerdict,
   type Answer,
@@ -26,9 +30,17 @@ import { PlannerCalls } from "../replan/planner-calls";
 import type { RunContext } from "../run-context";
 import type { StepLoad } from "../storage/step-table";
 import { FanOuts } from "./fan-outs";
-import { invoke, type Invoker } from "./invoke";
+import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
+import type { Admission, Lease } from "./quota-gate";
 import { stepChecks } from "./step-checks";
-import { attemptStarted, commitAnswer, commitVerdict, stepSkipped } from "./step-journal";
+import { stepTicket, type Ticket } from "./tickets";
+import {
+  attemptStarted,
+  commitAnswer,
+  commitVerdict,
+  stepCancelled,
+  stepSkipped,
+} from "./step-journal";
 import { templateContext } from "./template-context";
 
 /** An attempt that came back, waiting to be committed with the others that arrived together. */
@@ -47,6 +59,8 @@ export class StepAttempts {
   /** Per step: attempts made before the last redrive (the retry policy counts from there). */
   private readonly retryBase: number[];
   private readonly controllers = new Map<number, AbortController>();
+  /** Steps whose destination is being asked for a slot: its answer starts the call or parks the step. */
+  private readonly asking = new Set<number>();
   private completed: Completion[] = [];
 
   constructor(
@@ -111,18 +125,77 @@ export class StepAttempts {
       this.startFanOut(i, now);
       return;
     }
-    const attempt = ++this.attempts[i]!;
-    attemptStarted(this.ctx.checkpoint, step, attempt, now);
-    const invocation = invoke(this.invoker, step, attempt, this.context(i), now);
-    if (invocation.type === "failed") {
-      this.attemptEnded(i, attempt, now, invocation.result);
+    this.launch(i, now);
+  }
+
+  /**
+   * Step `i`'s destination granted the slot its call waits for (the iteration is live): the
+   * call goes now. False when the grant is not for the call this step waits to make.
+   */
+  quotaGranted(i: number, ticket: Ticket): boolean {
+    if (ticket !== stepTicket(i, this.attempts[i]! + 1)) return false;
+    if (this.asking.has(i)) return true; // the answer being awaited uses the grant
+    if (this.s.waitingFor[i] !== "quota" || !wakeWaiting(this.s, i)) return false;
+    this.launch(i, this.ctx.now());
+    this.notify();
+    return true;
+  }
+
+  /** Prepares step `i`'s call and has its destination admit it: the call starts, or the step waits for quota. */
+  private launch(i: number, now: number): void {
+    const step = this.plan.steps[i]!;
+    const prepared = prepare(this.invoker, step, this.context(i));
+    if (prepared.type === "failed") {
+      const attempt = ++this.attempts[i]!;
+      attemptStarted(this.ctx.checkpoint, step, attempt, now);
+      this.attemptEnded(i, attempt, now, prepared.result);
       // Settled without a promise: the loop must look again rather than wait for a completion.
       this.notify();
       return;
     }
+    const ticket = stepTicket(i, this.attempts[i]! + 1);
+    const admission = this.ctx.gate.admit(step.tool, prepared.params, ticket, now);
+    if (!(admission instanceof Promise)) {
+      this.admitted(i, prepared, admission, now);
+      return;
+    }
+    this.asking.add(i);
+    void admission.then((answer) => {
+      this.asking.delete(i);
+      this.admitted(i, prepared, answer, this.ctx.now());
+      this.notify();
+    });
+  }
+
+  /** Carries out the destination's answer for step `i`'s call (the run may have halted while it asked). */
+  private admitted(i: number, prepared: Prepared, admission: Admission, now: number): void {
+    const step = this.plan.steps[i]!;
+    const c = this.ctx.checkpoint;
+    if (this.s.halted) {
+      if (admission.type === "go") this.ctx.gate.release(admission.lease);
+      stepCancelled(c, step, now);
+      settle(this.s, i, { type: "cancelled" });
+      return;
+    }
+    if (admission.type === "go") {
+      this.call(i, prepared, admission.lease, now);
+      return;
+    }
+    const verdict = quotaVerdict(admission.wait);
+    commitVerdict(c, step, null, now, verdict, now);
+    this.settleCommitted(i, verdict);
+  }
+
+  /** Records step `i`'s attempt (SPEC 5.5), then calls its tool. */
+  private call(i: number, prepared: Prepared, lease: Lease | null, now: number): void {
+    const step = this.plan.steps[i]!;
+    const attempt = ++this.attempts[i]!;
+    attemptStarted(this.ctx.checkpoint, step, attempt, now);
+    const invocation = callTool(this.invoker, step, prepared, attempt, now);
     this.controllers.set(i, invocation.controller);
     void invocation.result.then((result) => {
       this.controllers.delete(i);
+      this.ctx.gate.ended(step.tool, prepared.params, lease, result, this.ctx.now());
       this.completed.push({ i, attempt, startedAt: now, result });
       this.notify();
     });
@@ -186,12 +259,16 @@ export class StepAttempts {
     return commitAnswer(checkpoint, step, attempt, startedAt, answer, output, checks, now);
   }
 
-  /** A waiting step's time came: a `wait` is over, a `callback` timed out, a repair is due. */
+  /** A waiting step's time came: a `wait` is over, a `callback` timed out, a repair is due, a quota wait asks again. */
   timerDue(i: number, now: number): void {
     const row = this.ctx.checkpoint.steps.get(i)!;
     if (row.waitingFor === "replan") return this.planner.due(i, now);
     const attempt = this.attempts[i]!;
     const startedAt = row.startedAt ?? now;
+    if (row.waitingFor === "quota") {
+      this.launch(i, now); // time to ask its destination again
+      return;
+    }
     if (row.waitingFor === "callback") {
       const message = `no callback within ${this.plan.steps[i]!.timeoutMs} ms`;
       this.judge(i, attempt, startedAt, { ok: false, category: "timeout", message }, now);

@@ -11,6 +11,7 @@ import { diagnose } from "../../src/engine/replan";
 import {
   answerVerdict,
   type Answer,
+  type QuotaWait,
   type StepChecks,
   type Verdict,
 } from "../../src/engine/verdict";
@@ -68,7 +69,7 @@ export function commitVerdict(
     return;
   }
   if (verdict.type === "suspended") {
-    suspended(c, step, attempt ?? 0, verdict.suspension, now);
+    suspended(c, step, attempt, verdict.suspension, now);
     return;
   }
   // A failed attempt's callback token can no longer complete the step: later answers get a 409.
@@ -167,18 +168,57 @@ export function repairFailed(
 function suspended(
   c: Checkpoint,
   step: CompiledStep,
-  attempt: number,
+  attempt: number | null,
   suspension: Extract<Verdict, { type: "suspended" }>["suspension"],
   now: number,
 ) {
   const until = suspension.waitingFor === "approval" ? null : suspension.until;
   c.steps.waiting(step.index, suspension.waitingFor, until);
-  c.events.append("step_waiting", now, step.id, attempt, {
+  if (suspension.waitingFor === "quota") {
+    // Not an attempt (SPEC 10): the call has not started; `until` is when the run asks again.
+    c.events.append("quota_wait", now, step.id, null, quotaWaitData(suspension));
+    return;
+  }
+  c.events.append("step_waiting", now, step.id, attempt ?? 0, {
     waitingFor: suspension.waitingFor,
     ...(until !== null && { until: new Date(until).toISOString() }),
   });
   if (suspension.waitingFor === "approval")
     c.events.append("approval_requested", now, step.id, attempt);
+}
+
+/** What a `quota_wait` event says: the destination, why, and (when known) the place in its queue or the pause's end. */
+export function quotaWaitData(wait: QuotaWait, more: Record<string, unknown> = {}) {
+  return {
+    destination: wait.destination,
+    reason: wait.reason,
+    ...more,
+    ...(wait.position !== null && { position: wait.position }),
+    ...(wait.pausedUntil !== null && { pausedUntil: new Date(wait.pausedUntil).toISOString() }),
+  };
+}
+
+/** A forEach item's call waits for its destination (the step goes on running its other items). */
+export function itemQuotaWait(
+  c: Checkpoint,
+  step: CompiledStep,
+  item: number,
+  wait: QuotaWait,
+  now: number,
+) {
+  c.events.append("quota_wait", now, step.id, null, quotaWaitData(wait, { item }));
+}
+
+/**
+ * The destination granted the slot a step waits for to make attempt `attempt`, while no
+ * iteration is live: the step is due now. False, and nothing written, when it does not wait for it.
+ */
+export function quotaDue(c: Checkpoint, step: CompiledStep, attempt: number, now: number): boolean {
+  const row = c.steps.get(step.index);
+  if (row?.status !== "waiting" || row.waitingFor !== "quota" || row.attempts + 1 !== attempt)
+    return false;
+  c.steps.waiting(step.index, "quota", now);
+  return true;
 }
 
 /**

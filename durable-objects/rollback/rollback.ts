@@ -7,8 +7,10 @@
  */
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
-import { attemptVerdict, type FinalVerdict } from "../../src/engine/verdict";
-import { invoke } from "../execution/invoke";
+import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
+import { callTool, prepare, type Prepared } from "../execution/invoke";
+import { compensationTicket, type Ticket } from "../execution/tickets";
+import { quotaWaitData } from "../execution/step-journal";
 import { templateContext } from "../execution/template-context";
 import type { RunContext } from "../run-context";
 import type { Checkpoint } from "../storage/checkpoint";
@@ -66,11 +68,7 @@ async function attempt(
 ): Promise<void> {
   const c = ctx.checkpoint;
   const compensate = step.compensate!;
-  const now = ctx.now();
   const attempt = row.attempts + 1;
-  c.compensations.attemptStarted(row.seq, attempt, now);
-  c.events.append("compensation_started", now, step.id, attempt);
-  await ctx.alarm.renewLease();
   const undo: CompiledStep = {
     ...step,
     id: `${step.id}:compensate`,
@@ -80,9 +78,40 @@ async function attempt(
   const plan = c.plan.read();
   const context = templateContext(c, plan, runId, compensate.refs, ctx.results);
   const invoker = { tools: ctx.tools, callbacks: c.callbacks, runId, baseUrl, output: ctx.output };
-  const invocation = invoke(invoker, undo, attempt, context, now);
-  const result = invocation.type === "failed" ? invocation.result : await invocation.result;
-  judge(ctx, { ...row, attempts: attempt }, step, result, ctx.now());
+  const prepared = prepare(invoker, undo, context);
+  // Its destination admits it first (SPEC 10): a wait here is not an attempt.
+  const admitted =
+    prepared.type === "failed"
+      ? { lease: null }
+      : await admit(ctx, step, prepared, compensationTicket(row.seq, attempt));
+  const now = ctx.now();
+  c.compensations.attemptStarted(row.seq, attempt, now);
+  c.events.append("compensation_started", now, step.id, attempt);
+  await ctx.alarm.renewLease();
+  let result = prepared.type === "failed" ? prepared.result : undefined;
+  if (prepared.type === "ready") {
+    result = await callTool(invoker, undo, prepared, attempt, now).result;
+    ctx.gate.ended(undo.tool, prepared.params, admitted.lease, result, ctx.now());
+  }
+  judge(ctx, { ...row, attempts: attempt }, step, result!, ctx.now());
+}
+
+/** Waits (in memory: compensations run one at a time) until the compensation's destination admits it. */
+async function admit(ctx: RunContext, step: CompiledStep, prepared: Prepared, ticket: Ticket) {
+  const tool = step.compensate!.tool;
+  const params = prepared.params;
+  const first = ctx.gate.admit(tool, params, ticket, ctx.now());
+  if (!(first instanceof Promise) && first.type === "go") return first;
+  const onWait = (wait: QuotaWait) =>
+    ctx.checkpoint.events.append(
+      "quota_wait",
+      ctx.now(),
+      step.id,
+      null,
+      quotaWaitData(wait, { compensation: true }),
+    );
+  await ctx.alarm.renewLease();
+  return (await ctx.gate.admitWaiting(first, tool, params, ticket, onWait, () => false))!;
 }
 
 function judge(

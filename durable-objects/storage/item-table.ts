@@ -36,15 +36,19 @@ export class ItemTable {
     this.changed(step);
   }
 
-  /** Marks item `k` running its attempt `attempt`; returns the item's value. */
-  attemptStarted(step: number, k: number, attempt: number): unknown {
-    this.db.run`UPDATE items SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL
-      WHERE step_idx = ${step} AND item_index = ${k}`;
-    this.changed(step);
+  /** Item `k`'s value. */
+  item(step: number, k: number): unknown {
     const row = this.db.one<{
       item: string;
     }>`SELECT item FROM items WHERE step_idx = ${step} AND item_index = ${k}`!;
     return JSON.parse(row.item) as unknown;
+  }
+
+  /** Marks item `k` running its attempt `attempt`. */
+  attemptStarted(step: number, k: number, attempt: number): void {
+    this.db.run`UPDATE items SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL
+      WHERE step_idx = ${step} AND item_index = ${k}`;
+    this.changed(step);
   }
 
   succeeded(step: number, k: number, data: string): void {

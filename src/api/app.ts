@@ -6,6 +6,7 @@ import { EdgestepError, InvalidPlanError, RateLimitedError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
 import { runStats } from "./listing";
+import { destinationRoutes } from "./destinations";
 import { cachedOpenApiDocument } from "./openapi/document";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
@@ -25,6 +26,7 @@ export function createApp() {
   app.route("/v1/plans", planRoutes);
   app.route("/v1/runs", runRoutes);
   app.get("/v1/stats", runStats);
+  app.route("/v1/destinations", destinationRoutes);
 
   app.notFound((c) =>
     c.json(

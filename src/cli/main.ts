@@ -8,6 +8,7 @@ import { DEFAULT_URL } from "../client/index.ts";
 import { runCommands } from "./commands/runs.ts";
 import { controlCommands } from "./commands/controls.ts";
 import { listingCommands } from "./commands/listing.ts";
+import { destinationCommands } from "./commands/destinations.ts";
 import { EXIT } from "./context.ts";
 
 function version(): string {
@@ -33,6 +34,7 @@ export function program(): Command {
   runCommands(cli);
   controlCommands(cli);
   listingCommands(cli);
+  destinationCommands(cli);
   cli.addHelpText(
     "after",
     `

@@ -299,6 +299,11 @@ export class EdgestepClient {
     return (await this.http.json<T.Stats>("GET", "/v1/stats", options)).body;
   }
 
+  /** Flow control per destination (SPEC 10): limits, calls in flight and waiting, pauses. */
+  async listDestinations(options: Signal = {}): Promise<T.DestinationState[]> {
+    return (await this.http.json<T.DestinationState[]>("GET", "/v1/destinations", options)).body;
+  }
+
   /** Deletes a final run and everything it stored (SPEC 8.3); a run that is not final is a 409. */
   async deleteRun(runId: string, options: Signal = {}): Promise<void> {
     await this.http.json<undefined>("DELETE", run(runId), options);

@@ -30,6 +30,7 @@ export type EventsPage = z.output<typeof api.eventsPageSchema>;
 export type RunList = z.output<typeof api.runListSchema>;
 export type RunListEntry = z.output<typeof api.runListEntrySchema>;
 export type Stats = z.output<typeof api.statsSchema>;
+export type DestinationState = z.output<typeof api.destinationStateSchema>;
 
 /** A run's status: `pending` ... `cancelled` (SPEC 5.8). */
 export type RunState = RunStatus["status"];

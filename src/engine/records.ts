@@ -7,8 +7,11 @@ export type StepStatus =
 export type SkipReason =
   "dependency_failed" | "dependency_skipped" | "condition_false" | "skipped_by_user";
 
-/** What a `waiting` step waits for (SPEC 5.8; `replan`: a repair, SPEC 9.2). */
-export type WaitingFor = "approval" | "callback" | "timer" | "replan";
+/**
+ * What a `waiting` step waits for (SPEC 5.8): v1.1 adds `replan` (a repair, SPEC 9.2) and
+ * `quota` (a slot of its destination, SPEC 10).
+ */
+export type WaitingFor = "approval" | "callback" | "timer" | "replan" | "quota";
 
 export type FinalStatus = "completed" | "partial" | "failed" | "cancelled";
 

@@ -59,7 +59,7 @@ export interface Scheduler {
   succeeded: number;
   failed: number;
   retrying: number;
-  /** Steps waiting for an outside answer (approval, callback), and for a timer. */
+  /** Steps waiting for an outside answer (approval, callback), and for a timer (or quota). */
   answerWaits: number;
   timerWaits: number;
   /** A person repairs failed steps (`replan.mode` human): replan waits are answer waits, else timer waits (the planner's calls). */
@@ -147,8 +147,10 @@ function count(s: Scheduler, i: number, delta: number): void {
   else if (status === "failed") s.failed += delta;
   else if (status === "retrying") s.retrying += delta;
   else if (status === "waiting") {
+    // A quota wait ends by the destination's grant or at its time: the run's alarm, not an answer.
     const wait = s.waitingFor[i];
-    if (wait === "timer" || (wait === "replan" && !s.replanAnswers)) s.timerWaits += delta;
+    if (wait === "timer" || wait === "quota" || (wait === "replan" && !s.replanAnswers))
+      s.timerWaits += delta;
     else s.answerWaits += delta;
   }
 }

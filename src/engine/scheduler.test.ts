@@ -9,15 +9,17 @@ import {
   createScheduler,
   decide,
   finalStatus,
+  onlyWaitingForAnswers,
   outcomeOf,
   settle,
+  wakeWaiting,
   type Action,
   type Next,
   type Outcome,
   type Scheduler,
   type StepSnapshot,
 } from "./scheduler";
-import { failureVerdict } from "./verdict";
+import { failureVerdict, quotaVerdict } from "./verdict";
 
 interface StepOpts {
   deps?: number[];
@@ -701,5 +703,63 @@ describe("large plans: work per step stays flat (no timing)", () => {
     const large = statusReadsPerStep(wide(10_000));
     expect(large).toBeLessThan(small * 1.2);
     expect(large).toBeLessThan(20);
+  });
+});
+
+describe("quota waits (SPEC 10)", () => {
+  const queued = (until: number) =>
+    outcomeOf(
+      quotaVerdict({
+        destination: "api.test",
+        reason: "queued",
+        until,
+        position: 3,
+        pausedUntil: null,
+      }),
+    );
+
+  it("a step waiting for quota sleeps until its time to ask again, and the run is not waiting for answers", () => {
+    const s = begin(plan(independent(2)));
+    decide(s, 0);
+    settle(s, 0, queued(30_000));
+    settle(s, 1, { type: "succeeded" });
+    expect(s.status[0]).toBe("waiting");
+    expect(s.waitingFor[0]).toBe("quota");
+    expect(onlyWaitingForAnswers(s)).toBe(false);
+    expect(decide(s, 100)).toEqual({ actions: [], next: { type: "sleep", until: 30_000 } });
+    expect(decide(s, 30_000).actions).toEqual([{ type: "resume", step: 0 }]);
+  });
+
+  it("a grant wakes the step before its time: it runs again, and its old timer is dropped", () => {
+    const s = begin(plan(chainOf(2)));
+    decide(s, 0);
+    settle(s, 0, queued(30_000));
+    expect(wakeWaiting(s, 0)).toBe(true);
+    expect(s.status[0]).toBe("running");
+    expect(s.running).toBe(1);
+    settle(s, 0, { type: "succeeded" });
+    expect(starts(decide(s, 10).actions)).toEqual([1]);
+    settle(s, 1, { type: "succeeded" });
+    // The dropped timer neither resumes step 0 nor keeps the run asleep.
+    expect(decide(s, 30_000)).toEqual({ actions: [], next: finish("completed") });
+  });
+
+  it("only a waiting step can be woken, and not once the run halted", () => {
+    const s = begin(plan(independent(2)));
+    decide(s, 0);
+    expect(wakeWaiting(s, 0)).toBe(false); // running
+    settle(s, 1, queued(30_000));
+    cancelRun(s);
+    expect(wakeWaiting(s, 1)).toBe(false);
+    settle(s, 0, { type: "succeeded" });
+    expect(cancels(decide(s, 10).actions)).toEqual([1]);
+  });
+
+  it("a quota wait loaded from its row counts as a timed wait", () => {
+    const rows: StepSnapshot[] = [{ status: "waiting", nextAttemptAt: 2_000, waitingFor: "quota" }];
+    const s = begin(plan(independent(1)), rows);
+    expect(s.timerWaits).toBe(1);
+    expect(s.answerWaits).toBe(0);
+    expect(decide(s, 0)).toEqual({ actions: [], next: { type: "sleep", until: 2_000 } });
   });
 });

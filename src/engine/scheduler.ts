@@ -153,6 +153,18 @@ export function hasReadyWork(s: Scheduler): boolean {
   return s.readyHead < s.ready.length;
 }
 
+/**
+ * A waiting step goes on now, before its time (its destination granted the slot it waits for):
+ * it is running again and its timer is dropped. False when it is not waiting, or the run halted.
+ */
+export function wakeWaiting(s: Scheduler, i: number): boolean {
+  if (s.status[i] !== "waiting" || s.halted) return false;
+  s.dueAt[i] = NaN;
+  setStatus(s, i, "running");
+  s.running++;
+  return true;
+}
+
 /** Stops the run: nothing new starts; the caller aborts what is in flight. */
 export function cancelRun(s: Scheduler): void {
   s.halted = true;

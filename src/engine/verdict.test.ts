@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY } from "./retry";
-import { answerVerdict, attemptVerdict, itemsOutputTooLarge, type VerdictRules } from "./verdict";
+import {
+  answerVerdict,
+  attemptVerdict,
+  destinationPause,
+  itemsOutputTooLarge,
+  quotaVerdict,
+  type VerdictRules,
+} from "./verdict";
 
 const limits = { maxOutputBytes: 100, maxOutputDepth: 8 };
 
@@ -111,5 +118,50 @@ describe("output caps", () => {
     expect(itemsOutputTooLarge(3, 3, 6)?.message).toBe(
       "the 3 items' outputs total 7 bytes, more than MAX_OUTPUT_BYTES (6)",
     );
+  });
+});
+
+describe("destinationPause (SPEC 10)", () => {
+  const failure = (status: number, retryAfterMs?: number) => ({
+    ok: false as const,
+    category: status === 429 ? ("rate_limited" as const) : ("server_error" as const),
+    message: `HTTP ${status}`,
+    status,
+    ...(retryAfterMs !== undefined && { retryAfterMs }),
+  });
+
+  it("a 429 pauses its destination for its Retry-After, else for the shortest pause", () => {
+    expect(destinationPause(failure(429, 2_000))).toBe(2_000);
+    expect(destinationPause(failure(429))).toBe(1_000);
+  });
+
+  it("a 503 pauses it only when it names a Retry-After", () => {
+    expect(destinationPause(failure(503, 5_000))).toBe(5_000);
+    expect(destinationPause(failure(503))).toBeNull();
+  });
+
+  it("other answers pause nothing", () => {
+    expect(destinationPause(failure(500, 5_000))).toBeNull();
+    expect(destinationPause({ ok: true, data: null, status: 200 })).toBeNull();
+    expect(destinationPause({ suspend: { waitingFor: "approval" } })).toBeNull();
+    expect(
+      destinationPause({ ok: false, category: "timeout", message: "no response within 1 ms" }),
+    ).toBeNull();
+  });
+});
+
+describe("quotaVerdict (SPEC 10)", () => {
+  it("suspends the step for quota until its time to ask again: no attempt, no retry", () => {
+    const wait = {
+      destination: "api.test",
+      reason: "paused" as const,
+      until: 31_000,
+      position: 1,
+      pausedUntil: 3_000,
+    };
+    expect(quotaVerdict(wait)).toEqual({
+      type: "suspended",
+      suspension: { waitingFor: "quota", ...wait },
+    });
   });
 });

@@ -5,6 +5,7 @@
  * commits the verdict and the scheduler settles it. A step's own checks (SPEC 9) come in
  * here too: its `verify` judges a success, and a failure for good may ask for a repair.
  */
+import { MIN_PAUSE_MS } from "./flow-control";
 import { storedOutput, type OutputLimits } from "./output";
 import type { StepError } from "./records";
 import { nextAttemptAt, type ErrorCategory, type RetryPolicy } from "./retry";
@@ -14,7 +15,24 @@ import { verificationFailure, type Verification } from "./verify";
 export type Suspension =
   | { waitingFor: "timer"; until: number }
   | { waitingFor: "approval" }
-  | { waitingFor: "callback"; until: number; token: string };
+  | { waitingFor: "callback"; until: number; token: string }
+  | ({ waitingFor: "quota" } & QuotaWait);
+
+/**
+ * A call held back before it starts (SPEC 10): its destination is paused, or it is queued for a
+ * slot. Not an attempt: it spends no retry. The destination's grant, or the run's alarm at
+ * `until` (the pause's end, or a time to ask again), wakes it.
+ */
+export interface QuotaWait {
+  destination: string;
+  reason: "paused" | "queued";
+  /** When the run asks again if no grant woke the call first. */
+  until: number;
+  /** The call's place in the destination's queue (1: next), when known. */
+  position: number | null;
+  /** The end of the destination's pause, while it is paused. */
+  pausedUntil: number | null;
+}
 
 /** How one attempt ended: the tool's answer, or what the shell observed (a timeout, a restart). */
 export type AttemptResult =
@@ -174,6 +192,22 @@ export function failureVerdict(
         retryAfterMs,
       );
   return at === null ? { type: "failed", error } : { type: "retry", at, error };
+}
+
+/** A step's call must wait for its destination: the step is `waiting` for `quota`. */
+export function quotaVerdict(wait: QuotaWait): Verdict {
+  return { type: "suspended", suspension: { waitingFor: "quota", ...wait } };
+}
+
+/**
+ * How long an attempt's answer asks every run to leave its destination alone (SPEC 10): a 429
+ * (its Retry-After, else the shortest pause) or a 503 with Retry-After. Null for any other answer.
+ */
+export function destinationPause(result: AttemptResult): number | null {
+  if ("suspend" in result || result.ok) return null;
+  if (result.status === 429) return result.retryAfterMs ?? MIN_PAUSE_MS;
+  if (result.status === 503 && result.retryAfterMs !== undefined) return result.retryAfterMs;
+  return null;
 }
 
 /** An outside answer to a waiting step (SPEC 4, 5.4): `POST /approve` or `POST /v1/callbacks/:token`. */

@@ -1,4 +1,5 @@
 /** The tool set of a Worker: built-ins plus the `TOOLS` registry. */
+import type { CallTarget } from "../engine/destinations";
 import { checkUrl, type AllowedHosts } from "../engine/egress";
 import type { ToolSpec } from "../engine/validate";
 import type { Fetcher } from "./http-client";
@@ -20,6 +21,8 @@ export interface ToolEnvironment {
 
 export class ToolSet {
   private readonly tools = new Map<string, Tool>();
+  /** The registry's tools (a built-in name always means the built-in). */
+  readonly registryNames = new Set<string>();
 
   constructor(env: ToolEnvironment) {
     const check = (url: string) => checkUrl(url, env.allowedHosts)?.message ?? null;
@@ -35,6 +38,7 @@ export class ToolSet {
       // A built-in name always means the built-in.
       if (!this.tools.has(name)) {
         this.tools.set(name, registryTool(name, entry, { ...env, checkUrl: check }));
+        this.registryNames.add(name);
       }
     }
   }
@@ -45,5 +49,21 @@ export class ToolSet {
 
   spec(name: string): ToolSpec | undefined {
     return this.tools.get(name);
+  }
+
+  /**
+   * What a call of tool `name` with (resolved) `params` is sent to, for flow control (SPEC 10):
+   * a registry tool's name and URL, an `http` or `callback` URL; null for tools that call
+   * nothing (`pass`, `wait`, `approval`).
+   */
+  target(name: string, params: Record<string, unknown>): CallTarget | null {
+    const tool = this.tools.get(name);
+    if (!tool) return null;
+    if (this.registryNames.has(name))
+      return { tool: name, registry: true, url: tool.fixedUrl ?? null };
+    const param = tool.urlParams?.[0];
+    if (param === undefined) return null;
+    const url = params[param];
+    return { tool: name, registry: false, url: typeof url === "string" ? url : null };
   }
 }

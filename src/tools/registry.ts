@@ -6,6 +6,7 @@
  * this call sent are redacted from its ToolResult before the run stores anything.
  */
 import { z } from "zod";
+import { jsonVariable } from "../engine/json-variable.ts";
 import { sendHttp, type Fetcher } from "./http-client";
 import type { Tool, ToolResult } from "./tool";
 
@@ -30,15 +31,7 @@ export type RegistryEntry = z.output<typeof entrySchema>;
 
 /** Parses `TOOLS`: a JSON object, or a string holding one. Throws with a readable message. */
 export function parseRegistry(value: unknown): Record<string, RegistryEntry> {
-  let raw = value ?? {};
-  if (typeof raw === "string") {
-    try {
-      raw = raw.trim() === "" ? {} : JSON.parse(raw);
-    } catch (err) {
-      throw new Error(`TOOLS is not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  const parsed = registrySchema.safeParse(raw);
+  const parsed = registrySchema.safeParse(jsonVariable(value, "TOOLS"));
   if (!parsed.success) throw new Error(`TOOLS is invalid: ${z.prettifyError(parsed.error)}`);
   return parsed.data;
 }

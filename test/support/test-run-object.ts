@@ -12,10 +12,10 @@
  * tests need lives here, so a change of the checkpoint's tables is fixed in one place.
  */
 import { RunObject, type AlarmPort } from "../../durable-objects/run-object";
+import type { PauseNotice } from "../../durable-objects/destinations/pause-board";
 import type { Env } from "../../src/env";
+import { clockOffset, fireVirtualAlarm, moveClock, virtualAlarm } from "./virtual-time";
 
-const ALARM_KEY = "test:alarm";
-const CLOCK_KEY = "test:clock-offset";
 const TICKING_KEY = "test:clock-ticks";
 
 export type Row = Record<string, SqlStorageValue>;
@@ -30,7 +30,7 @@ export class TestRunObject extends RunObject {
 
   protected override now(): number {
     const { kv } = this.ctx.storage;
-    this.clockOffset ??= kv.get<number>(CLOCK_KEY) ?? 0;
+    this.clockOffset ??= clockOffset(this.ctx.storage);
     this.ticking ??= kv.get<boolean>(TICKING_KEY) ?? false;
     const t = Date.now() + this.clockOffset;
     if (!this.ticking) return t;
@@ -42,14 +42,12 @@ export class TestRunObject extends RunObject {
   protected override wake(): void {}
 
   protected override get alarms(): AlarmPort {
-    const { kv } = this.ctx.storage;
-    return {
-      get: async () => kv.get<number>(ALARM_KEY) ?? null,
-      set: async (at) => kv.put(ALARM_KEY, at),
-      clear: async () => {
-        kv.delete(ALARM_KEY);
-      },
-    };
+    return virtualAlarm(this.ctx.storage);
+  }
+
+  /** No pause board: every run of the test Worker shares one isolate, whose cache they all see at once. */
+  protected override get pauseBoard(): (() => Promise<PauseNotice[]>) | null {
+    return null;
   }
 
   /**
@@ -59,15 +57,7 @@ export class TestRunObject extends RunObject {
    * (unless `deliveries: false`). False, and nothing runs, when no alarm is set.
    */
   async fireAlarm({ deliveries = true } = {}): Promise<boolean> {
-    const at = await this.alarms.get();
-    if (at === null) return false;
-    await this.alarms.clear();
-    try {
-      await this.alarm();
-    } catch (err) {
-      if ((await this.alarms.get()) === null) await this.alarms.set(at);
-      throw err;
-    }
+    if (!(await fireVirtualAlarm(this.alarms, () => this.alarm()))) return false;
     if (deliveries) await this.drained();
     return true;
   }
@@ -84,9 +74,7 @@ export class TestRunObject extends RunObject {
 
   /** Moves the run's clock `ms` forward; returns the new time. */
   async advanceClock(ms: number): Promise<number> {
-    if (!(ms >= 0)) throw new RangeError(`the clock only moves forward, not by ${ms} ms`);
-    this.clockOffset = (this.ctx.storage.kv.get<number>(CLOCK_KEY) ?? 0) + ms;
-    this.ctx.storage.kv.put(CLOCK_KEY, this.clockOffset);
+    this.clockOffset = moveClock(this.ctx.storage, ms);
     return this.now();
   }
 

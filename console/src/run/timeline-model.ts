@@ -1,6 +1,6 @@
 /**
  * The waterfall, built from the run's event log: per step, its attempts (and how each
- * ended), the backoff gaps before retries, the waits (approval, callback, timer) and the
+ * ended), the backoff gaps before retries, the waits (approval, callback, timer, quota) and the
  * compensation that undid it. Pure: a function of the events.
  */
 import type { RunEvent } from "../types";
@@ -81,6 +81,12 @@ export function buildTimeline(events: readonly RunEvent[]): Timeline {
           end: null,
           label: `waiting for ${String(d.waitingFor ?? "?")}`,
         });
+        break;
+      case "quota_wait":
+        // An item's or a compensation's wait is in memory, inside the step's own segment.
+        if (d.item !== undefined || d.compensation) break;
+        close(l, at);
+        l.segments.push({ kind: "wait", start: at, end: null, label: "waiting for quota" });
         break;
       case "step_retry_scheduled":
         close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");

@@ -86,6 +86,9 @@ export function schemaComponents(maxSteps: number): Record<string, JsonSchema> {
     RunList: api.runListSchema,
     RunListEntry: api.runListEntrySchema,
     Stats: api.statsSchema,
+    DestinationList: api.destinationListSchema,
+    DestinationState: api.destinationStateSchema,
+    DestinationLimits: api.destinationLimitsSchema,
   });
   return { ...emit(requests, "input"), ...emit(responses, "output") };
 }

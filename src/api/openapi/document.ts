@@ -64,6 +64,7 @@ export function openApiDocument(maxSteps: number) {
       { name: "runs", description: "Submit, follow and control runs" },
       { name: "listing", description: "Find, count and delete runs" },
       { name: "callbacks", description: "Complete callback steps" },
+      { name: "destinations", description: "Flow control per destination" },
       { name: "service", description: "Liveness and this document" },
     ],
     security: [{ bearer: [] }],

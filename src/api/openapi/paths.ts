@@ -150,6 +150,17 @@ export function paths() {
       },
     },
     ...runPaths(),
+    "/v1/destinations": {
+      get: {
+        operationId: "listDestinations",
+        tags: ["destinations"],
+        summary:
+          "Flow control per destination (SPEC 10): limits, calls in flight and waiting, pauses",
+        responses: {
+          200: ok("every listed destination, then unlisted ones paused lately", "DestinationList"),
+        },
+      },
+    },
     "/v1/callbacks/{token}": {
       post: {
         operationId: "completeCallback",

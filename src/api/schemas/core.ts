@@ -139,7 +139,7 @@ export const stepStatusSchema = z.strictObject({
   endedAt: z.string().nullable(),
   durationMs: z.int().nullable(),
   nextAttemptAt: z.string().optional(),
-  waitingFor: z.enum(["approval", "callback", "timer", "replan"]).optional(),
+  waitingFor: z.enum(["approval", "callback", "timer", "replan", "quota"]).optional(),
   items: itemCountsSchema.optional(),
   error: stepErrorSchema.optional(),
 });

@@ -1,6 +1,13 @@
-/** How `get`, `ls`, `stats` and `validate` read for a person. Pure: documents in, lines out. */
-import type { RunList, RunSummary, Stats, StepStatus, ValidateResult } from "../../client/index.ts";
-import { clock, duration, stepError, table } from "./format.ts";
+/** How `get`, `ls`, `stats`, `destinations` and `validate` read for a person. Pure: documents in, lines out. */
+import type {
+  DestinationState,
+  RunList,
+  RunSummary,
+  Stats,
+  StepStatus,
+  ValidateResult,
+} from "../../client/index.ts";
+import { clock, duration, stepError, table, when } from "./format.ts";
 import { waitingLines } from "./progress.ts";
 
 function stepDetail(step: StepStatus): string {
@@ -60,6 +67,27 @@ export function renderRunList(list: RunList): string[] {
 export function renderStats(stats: Stats): string[] {
   const rows = Object.entries(stats.byStatus).map(([status, n]) => [status, String(n)]);
   return [...table(["STATUS", "RUNS"], rows), `total ${stats.total}`];
+}
+
+export function renderDestinations(list: DestinationState[], now: number): string[] {
+  if (list.length === 0)
+    return ["no destinations (DESTINATIONS lists none, and none was paused lately)"];
+  const limits = ({ concurrency, ratePerSecond, burst }: DestinationState["limits"]) =>
+    [
+      concurrency !== undefined && `${concurrency} at once`,
+      ratePerSecond !== undefined && `${ratePerSecond}/s`,
+      burst !== undefined && `burst ${burst}`,
+    ]
+      .filter(Boolean)
+      .join(", ") || "none";
+  const rows = list.map((d) => [
+    d.destination,
+    limits(d.limits),
+    String(d.inFlight),
+    String(d.waiting),
+    d.pausedUntil === null ? "" : when(d.pausedUntil, now),
+  ]);
+  return table(["DESTINATION", "LIMITS", "IN FLIGHT", "WAITING", "PAUSED UNTIL"], rows);
 }
 
 export function renderValidation(result: ValidateResult): string[] {

@@ -31,6 +31,14 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
       return `${step} skipped (${d.reason})`;
     case "step_waiting":
       return `${step} waiting for ${d.waitingFor}${d.until ? ` until ${clock(d.until)}` : ""}`;
+    case "quota_wait": {
+      const call = `${step}${d.item !== undefined ? ` item ${d.item}` : ""}${d.compensation ? " (compensation)" : ""}`;
+      const why =
+        d.reason === "paused" && d.pausedUntil
+          ? `paused until ${clock(d.pausedUntil)}`
+          : `queued${d.position ? ` #${d.position}` : ""}`;
+      return `${call} waiting for quota at ${d.destination} (${why})`;
+    }
     case "approval_requested":
       return d.gate === "risk"
         ? `approval requested (risk gate: ${someOf(d.stepIds ?? [])}): edgestep approve ${runId}`

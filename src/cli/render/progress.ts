@@ -92,8 +92,16 @@ export function waitingLines(run: RunSummary, active: StepStatus[], now: number)
   }
   const answered = new Set((run.pendingReplan ?? []).map((r) => r.stepId));
   const waiting = active.filter(
-    (s) => s.status === "waiting" && s.waitingFor !== "approval" && !answered.has(s.id),
+    (s) =>
+      s.status === "waiting" &&
+      s.waitingFor !== "approval" &&
+      s.waitingFor !== "quota" &&
+      !answered.has(s.id),
   );
+  // Many steps may wait for their destinations' slots at once: one line for all of them.
+  const quota = active.filter((s) => s.status === "waiting" && s.waitingFor === "quota");
+  if (quota.length > 0)
+    lines.push(`waiting for quota (${quota.length}): ${someOf(quota.map((s) => s.id))}`);
   for (const step of waiting) {
     const until = step.nextAttemptAt ? ` until ${when(step.nextAttemptAt, now)}` : "";
     lines.push(`waiting for ${step.waitingFor ?? "an answer"}: ${step.id}${until}`);

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunEvent, RunSummary, StepStatus } from "../../client/index.ts";
-import { renderRun, renderRunList, renderStats, renderValidation } from "./documents.ts";
+import {
+  renderDestinations,
+  renderRun,
+  renderRunList,
+  renderStats,
+  renderValidation,
+} from "./documents.ts";
 import { describeEvent, logLine } from "./events.ts";
 import { duration, fit, someOf, table } from "./format.ts";
 import { exitCodeOf, progressBar, renderFrame, renderSummary } from "./progress.ts";
@@ -107,12 +113,15 @@ describe("the live frame", () => {
         waitingFor: "timer",
         nextAttemptAt: "2026-11-20T15:00:00.000Z",
       }),
+      step("q1", { status: "waiting", waitingFor: "quota" }),
+      step("q2", { status: "waiting", waitingFor: "quota" }),
     ];
     const frame = renderFrame({ run, active, readAt: NOW }, NOW, 200);
     expect(frame[1]).not.toMatch(/ETA/);
     expect(frame.slice(2)).toEqual([
       `waiting for approval (risk gate: deploy): edgestep approve ${RUN}`,
       `waiting for approval of release: edgestep approve ${RUN} --step release`,
+      "waiting for quota (2): q1, q2",
       "waiting for callback: build",
       "waiting for timer: nap until 15:00:00 (in 56 min 53 s)",
     ]);
@@ -240,6 +249,25 @@ describe("plain event lines", () => {
       "step cb waiting for callback",
     ],
     [
+      event("quota_wait", {
+        stepId: "fetch",
+        data: { destination: "api.example.com", reason: "queued", position: 4 },
+      }),
+      "step fetch waiting for quota at api.example.com (queued #4)",
+    ],
+    [
+      event("quota_wait", {
+        stepId: "each",
+        data: {
+          destination: "api.example.com",
+          reason: "paused",
+          item: 2,
+          pausedUntil: "2026-11-20T14:03:09.000Z",
+        },
+      }),
+      "step each item 2 waiting for quota at api.example.com (paused until 14:03:09)",
+    ],
+    [
       event("approval_requested", { data: { gate: "risk", stepIds: ["deploy"] } }),
       `approval requested (risk gate: deploy): edgestep approve ${RUN}`,
     ],
@@ -288,7 +316,7 @@ describe("plain event lines", () => {
       }),
       "repair 1 of find failed: replan_declined: the repair was declined",
     ],
-    [event("quota_wait", { stepId: "a" }), "quota wait a"],
+    [event("an_unknown_event", { stepId: "a" }), "an unknown event a"],
   ])("%# %j", (e, line) => {
     expect(describeEvent(e, RUN)).toBe(line);
   });
@@ -354,6 +382,31 @@ describe("documents", () => {
       "  level 0: a",
       "  level 1: b",
       "critical path: a -> b",
+    ]);
+  });
+});
+
+describe("destinations", () => {
+  it("limits in words, calls in flight and waiting, and when a pause ends", () => {
+    const pausedUntil = new Date(NOW + 4_000).toISOString();
+    const lines = renderDestinations(
+      [
+        {
+          destination: "api.example.com",
+          limits: { concurrency: 3, ratePerSecond: 20, burst: 5 },
+          inFlight: 3,
+          waiting: 12,
+          pausedUntil: null,
+        },
+        { destination: "other.test", limits: {}, inFlight: 0, waiting: 2, pausedUntil },
+      ],
+      NOW,
+    );
+    expect(lines[0]).toMatch(/^DESTINATION\s+LIMITS\s+IN FLIGHT\s+WAITING\s+PAUSED UNTIL$/);
+    expect(lines[1]).toMatch(/^api\.example\.com\s+3 at once, 20\/s, burst 5\s+3\s+12$/);
+    expect(lines[2]).toMatch(/^other\.test\s+none\s+0\s+2\s+\d\d:\d\d:\d\d \(in 4\.0 s\)$/);
+    expect(renderDestinations([], NOW)).toEqual([
+      "no destinations (DESTINATIONS lists none, and none was paused lately)",
     ]);
   });
 });

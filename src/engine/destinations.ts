@@ -1,0 +1,128 @@
+/**
+ * Destinations (SPEC 10): what a tool call is sent to, and the limits `DESTINATIONS` sets on
+ * it. A key of `DESTINATIONS` is a registry tool's name or a host (`api.example.com`, or
+ * `*.example.com` for every host under it, all together); a call's destination is the most
+ * specific key that names it, else its host (unlisted: no limits, but it can be paused).
+ * Pure: parsed once per Worker (src/env.ts), looked up for each call.
+ */
+import { z } from "zod";
+import { jsonVariable } from "./json-variable.ts";
+
+export const limitsSchema = z.strictObject({
+  concurrency: z.int().min(1).max(100_000).optional().describe("calls in flight at once"),
+  ratePerSecond: z
+    .number()
+    .positive()
+    .max(100_000)
+    .optional()
+    .describe("calls started per second, on average"),
+  burst: z
+    .int()
+    .min(1)
+    .max(100_000)
+    .optional()
+    .describe("calls that may start at once after a quiet spell (with ratePerSecond; default 1)"),
+});
+export type Limits = z.output<typeof limitsSchema>;
+
+/** A host as ALLOWED_HOSTS takes it (a port is ignored), or `*.` and a domain. */
+const HOST = /^(\*\.)?([a-z0-9-]+\.)*[a-z0-9-]+$|^\[?[0-9a-f:.]+\]?$/;
+
+export interface Destination {
+  /** The `DESTINATIONS` key that names it, else the host (or the service tool's name) it calls. */
+  key: string;
+  /** Its limits; null when unlisted (only a pause holds its calls back). */
+  limits: Limits | null;
+}
+
+/** What a call is sent to: the tool's name (registry tools), and the URL it calls (null for a service binding). */
+export interface CallTarget {
+  tool: string;
+  registry: boolean;
+  url: string | null;
+}
+
+export class DestinationTable {
+  private readonly tools = new Map<string, Limits>();
+  private readonly hosts = new Map<string, Limits>();
+  /** `*.example.com` keys as [".example.com", limits], longest (most specific) first. */
+  private readonly wildcards: [string, Limits][] = [];
+  /** Every key with its limits, in the order DESTINATIONS lists them. */
+  readonly listed: readonly (readonly [string, Limits])[];
+
+  constructor(entries: readonly (readonly [string, Limits])[], toolNames: ReadonlySet<string>) {
+    this.listed = entries;
+    for (const [key, limits] of entries) {
+      if (toolNames.has(key)) this.tools.set(key, limits);
+      else if (key.startsWith("*.")) this.wildcards.push([key.slice(1), limits]);
+      else this.hosts.set(key, limits);
+    }
+    this.wildcards.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  get empty(): boolean {
+    return this.listed.length === 0;
+  }
+
+  limitsOf(key: string): Limits | null {
+    return this.listed.find(([k]) => k === key)?.[1] ?? null;
+  }
+
+  /** The destination of a call, or null when it names none (an unparsable URL: the tool fails it). */
+  resolve(target: CallTarget): Destination | null {
+    if (target.registry) {
+      const limits = this.tools.get(target.tool);
+      if (limits) return { key: target.tool, limits };
+      if (target.url === null) return { key: target.tool, limits: null };
+    }
+    const host = hostOf(target.url);
+    if (host === null) return null;
+    const exact = this.hosts.get(host);
+    if (exact) return { key: host, limits: exact };
+    for (const [suffix, limits] of this.wildcards) {
+      if (host.endsWith(suffix) && host.length > suffix.length)
+        return { key: `*${suffix}`, limits };
+    }
+    return { key: host, limits: null };
+  }
+}
+
+/** A URL's host, lower case, without brackets or port; null when it is not a URL. */
+export function hostOf(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a destination's calls wait for a slot: it limits concurrency or rate. */
+export function limited(limits: Limits | null): boolean {
+  return (
+    limits !== null && (limits.concurrency !== undefined || limits.ratePerSecond !== undefined)
+  );
+}
+
+/**
+ * Parses `DESTINATIONS`: a JSON object, or a string holding one, keyed by registry tool names
+ * (`toolNames`) and hosts. Throws with a readable message (a deployment error).
+ */
+export function parseDestinations(
+  value: unknown,
+  toolNames: ReadonlySet<string>,
+): DestinationTable {
+  const parsed = z.record(z.string(), limitsSchema).safeParse(jsonVariable(value, "DESTINATIONS"));
+  if (!parsed.success) throw new Error(`DESTINATIONS is invalid: ${z.prettifyError(parsed.error)}`);
+  const entries: [string, Limits][] = [];
+  for (const [name, limits] of Object.entries(parsed.data)) {
+    const key = toolNames.has(name) ? name : name.trim().toLowerCase().replace(/:\d+$/, "");
+    if (!toolNames.has(key) && !HOST.test(key))
+      throw new Error(
+        `DESTINATIONS: "${name}" is neither a tool of TOOLS nor a host (api.example.com, *.example.com)`,
+      );
+    if (entries.some(([k]) => k === key)) throw new Error(`DESTINATIONS names "${key}" twice`);
+    entries.push([key, limits]);
+  }
+  return new DestinationTable(entries, toolNames);
+}
