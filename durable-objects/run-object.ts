@@ -10,21 +10,16 @@
  * (alarm.ts), and `alarm()` is safe to run twice.
  */
 import { DurableObject } from "cloudflare:workers";
-import { settings, validationContext, type Env, type Settings } from "../src/env";
+import { settings, type Env, type Settings } from "../src/env";
 import { riskGateSteps } from "../src/engine/approval";
-import { checkUrl } from "../src/engine/egress";
-import { outcomeOf, type Outcome } from "../src/engine/scheduler";
 import type { CompiledPlan } from "../src/engine/plan";
 import type { RunRecord } from "../src/engine/records";
-import type { Answer, CallbackAnswer } from "../src/engine/verdict";
-import { AlarmPointer, iterates } from "./alarm";
+import type { CallbackAnswer } from "../src/engine/verdict";
+import { iterates } from "./alarm";
 import { storageAlarm, type AlarmPort } from "./alarm-port";
-import {
-  decideApproval,
-  type ApproveOutcome,
-  type ApproveRequest,
-} from "./controls/approval-control";
-import { decideReplan, type ReplanOutcome } from "./controls/replan-control";
+import type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
+import { OutsideAnswers } from "./controls/outside-answers";
+import type { ReplanOutcome } from "./controls/replan-control";
 import * as controls from "./controls/run-controls";
 import {
   checkDelete,
@@ -34,33 +29,20 @@ import {
   retentionEnded,
   type DeletionDeps,
 } from "./controls/deletion";
-import { recordStatusChange } from "./controls/status-change";
 import { Iteration } from "./execution/iteration";
-import { stepChecks } from "./execution/step-checks";
-import { applyAnswer as applyRepairAnswer } from "./replan/repair";
 import { atMost } from "./at-most";
 import { INDEX_WAIT_MS, IndexFeed } from "./listing/index-feed";
-import { stepOfTicket } from "./execution/tickets";
-import { commitAnswer, quotaDue } from "./execution/step-journal";
 import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
-import { runGate } from "./destinations/run-gate";
+import { wireRun } from "./run-wiring";
+import type { WebhookOutbox } from "./webhooks/outbox";
 import { runRollback } from "./rollback/rollback";
 import { runIndexOf } from "./run-index/run-index";
 import type { RunContext } from "./run-context";
 import { Checkpoint } from "./storage/checkpoint";
-import {
-  eventPage,
-  statusText,
-  stepDetail,
-  resultsPage,
-  stepsPage,
-  summaryView,
-  type StepsQuery,
-} from "./views/run-views";
-import { etagMatches, etagOf, type StatusRead } from "./views/status-reads";
-import { planView } from "../src/engine/plan-view";
+import { RunReads } from "./views/run-reads";
+import type { StepsQuery } from "./views/run-views";
+import type { StatusRead } from "./views/status-reads";
 import { StepViews } from "./views/step-views";
-import { WebhookOutbox } from "./webhooks/outbox";
 
 // The API imports these from here: they are the types of the RPC surface.
 export type { ApproveOutcome, ApproveRequest } from "./controls/approval-control";
@@ -89,6 +71,8 @@ export class RunObject extends DurableObject<Env> {
   /** Keeps the run's entry in its owner's RunIndex current (SPEC 8.2). */
   private readonly feed: IndexFeed;
   private readonly deletion: DeletionDeps;
+  private readonly reads: RunReads;
+  private readonly answers: OutsideAnswers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -98,44 +82,15 @@ export class RunObject extends DurableObject<Env> {
     );
     const now = () => this.now();
     this.checkpoint = checkpoint;
-    this.outbox = new WebhookOutbox(checkpoint.deliveries, {
+    const wired = wireRun(ctx.storage, env, this.config, checkpoint, {
       now,
-      fetcher: (r) => fetch(r),
-      allowedHosts: this.config.allowedHosts,
-      maxAttempts: this.config.webhookMaxAttempts,
-      event: (type, at, data) => checkpoint.events.append(type, at, null, null, data),
+      alarms: () => this.alarms,
+      beside: (work) => this.beside(work),
+      readBoard: this.pauseBoard,
+      granted: (destination, ticket) => this.quotaGranted(destination, ticket),
     });
-    this.work = {
-      checkpoint,
-      tools: this.config.tools,
-      output: this.config,
-      results: new Map(),
-      alarm: new AlarmPointer(
-        () => this.alarms,
-        checkpoint,
-        now,
-        this.config.retentionDays,
-        ctx.storage.kv,
-      ),
-      gate: runGate(env, this.config, {
-        runId: () => checkpoint.run.read()!.id,
-        now,
-        beside: (work) => this.beside(work),
-        readBoard: this.pauseBoard,
-        granted: (destination, ticket) => this.quotaGranted(destination, ticket),
-      }),
-      now,
-      rand: Math.random,
-      statusChanged: (status, at) => recordStatusChange(checkpoint, this.outbox, status, at),
-      replan: {
-        validation: validationContext(this.config),
-        fetcher: (r) => fetch(r),
-        checkUrl: (url) => checkUrl(url, this.config.allowedHosts)?.message ?? null,
-        workerSecret: env.WEBHOOK_SECRET,
-        maxAnswerBytes: this.config.maxPlanBytes,
-        maxAnswerDepth: this.config.maxJsonDepth,
-      },
-    };
+    this.work = wired.work;
+    this.outbox = wired.outbox;
     const rearm = () => this.rearm();
     this.feed = new IndexFeed({
       checkpoint,
@@ -146,6 +101,18 @@ export class RunObject extends DurableObject<Env> {
     });
     checkpoint.changes.listen(() => this.feed.touch());
     this.deletion = { checkpoint, feed: this.feed, now, rearm };
+    const { outbox, stepViews } = this;
+    this.answers = new OutsideAnswers({
+      work: this.work,
+      now,
+      iteration: () => this.iteration,
+      live: () => this.live(),
+      owned: (owner) => this.owned(owner),
+      rearm: (wake) => this.rearm(wake),
+      wake: () => this.wake(),
+      cancelNow: (at) => this.cancelNow(at),
+    });
+    this.reads = new RunReads({ checkpoint, outbox, stepViews, now, live: () => this.live() });
     // A run stored by an earlier version joins its owner's listing, and gets its retention
     // alarm, the first time anything wakes it (SPEC 8).
     if (checkpoint.upgraded) void ctx.blockConcurrencyWhile(rearm);
@@ -218,57 +185,29 @@ export class RunObject extends DurableObject<Env> {
     return { ok: true, status: run.status };
   }
 
-  /**
-   * `GET /v1/runs/:id` (SPEC 6, 6.1): `notModified` when `If-None-Match` names the current
-   * document; with `waitMs`, first waits (a long poll) until it no longer does.
-   */
+  // The reads (SPEC 6, 6.1): views/run-reads.ts.
   async status(owner: string, read: StatusRead = { view: "full" }) {
-    let run = this.owned(owner);
-    if (run && read.waitMs !== undefined) run = await this.changedFrom(run, read);
-    if (!run) return null;
-    const etag = etagOf(run.version, read.view);
-    if (etagMatches(read.ifNoneMatch, etag)) return { etag, notModified: true as const };
-    const { checkpoint, outbox, stepViews } = this;
-    const json =
-      read.view === "summary"
-        ? JSON.stringify(summaryView(checkpoint, outbox, run, this.now()))
-        : statusText(checkpoint, outbox, stepViews, run, this.now());
-    return { etag, notModified: false as const, json };
+    return this.reads.status(owner, read);
   }
 
-  /** `GET /v1/runs/:id/steps`: a page of step entries (SPEC 6.1). */
   async steps(owner: string, query: StepsQuery) {
-    return this.owned(owner) ? stepsPage(this.checkpoint, query) : null;
+    return this.reads.steps(owner, query);
   }
 
   async step(owner: string, stepId: string) {
-    return this.owned(owner) ? stepDetail(this.checkpoint, stepId) : null;
+    return this.reads.step(owner, stepId);
   }
 
-  /** `GET /v1/runs/:id/plan`: the plan the run executes (see planView). */
   async plan(owner: string) {
-    return this.owned(owner) ? planView(this.checkpoint.plan.read()) : null;
+    return this.reads.plan(owner);
   }
 
-  /** A page of `GET /v1/runs/:id/results` after step index `after` (see resultsPage). */
   async results(owner: string, after = -1) {
-    return this.owned(owner) ? resultsPage(this.checkpoint, after) : null;
+    return this.reads.results(owner, after);
   }
 
-  /**
-   * A page of the event log after `after`; with `waitMs`, an empty page of a live run first
-   * waits (at most that long) for the next change, so a stream follows the run without polling.
-   */
   async events(owner: string, after: number, limit: number, waitMs = 0) {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      const run = this.owned(owner);
-      if (!run) return null;
-      const page = eventPage(this.checkpoint, run, after, limit);
-      const left = deadline - Date.now();
-      if (page.events.length > 0 || page.finished || left <= 0) return page;
-      await this.checkpoint.changes.next(left);
-    }
+    return this.reads.events(owner, after, limit, waitMs);
   }
 
   async cancel(owner: string): Promise<controls.ControlOutcome> {
@@ -312,105 +251,6 @@ export class RunObject extends DurableObject<Env> {
     await this.rearm(now);
     this.wake();
     return { ok: true, status: "pending" };
-  }
-
-  /** Answers the risk gate, or an `approval` step (SPEC 5.4). */
-  async approve(owner: string, request: ApproveRequest): Promise<ApproveOutcome> {
-    const run = this.owned(owner);
-    if (!run) return null;
-    const now = this.now();
-    const decision = decideApproval(run, this.checkpoint.steps, request);
-    switch (decision.type) {
-      case "refuse":
-        return decision.outcome;
-      case "deny_risk_gate":
-        this.checkpoint.events.append("approval_denied", now, null, null, {
-          gate: "risk",
-          ...(decision.comment && { comment: decision.comment }),
-        });
-        this.cancelNow(now);
-        await this.rearm();
-        return { ok: true, status: "cancelled" };
-      case "open_risk_gate":
-        this.checkpoint.openRiskGate(decision.skipSteps, now);
-        await this.rearm(now);
-        this.wake();
-        return { ok: true, status: "pending" };
-      case "answer_step":
-        await this.applyAnswer(decision.index, decision.answer);
-        return { ok: true, status: this.checkpoint.run.read()!.status };
-      default:
-        return decision satisfies never;
-    }
-  }
-
-  /**
-   * `POST /v1/runs/:id/replan`: a person's answer to a step's repair (SPEC 9.2). A repair that
-   * does not validate changes nothing (400 with its issues; the step keeps waiting).
-   */
-  async replan(owner: string, body: unknown): Promise<ReplanOutcome> {
-    const run = this.owned(owner);
-    if (!run) return null;
-    if (this.iteration?.stopping)
-      return { ok: false, status: run.status, message: "the run is stopping" };
-    const decision = decideReplan(run, this.checkpoint.plan.read(), this.checkpoint.replans, body);
-    if (decision.type === "refuse") return decision.outcome;
-    const now = this.now();
-    const { row, answer } = decision;
-    const outcome = applyRepairAnswer(this.work, row, answer, now, { person: true });
-    if (outcome.type === "invalid")
-      return { ok: false, invalid: true, code: outcome.code, issues: outcome.issues };
-    const settled: Outcome =
-      outcome.type === "applied" ? { type: "replanned" } : outcomeOf(outcome.verdict);
-    if (this.iteration) this.iteration.repaired(row.stepIndex, settled);
-    else if (run.status === "waiting") this.checkpoint.run.setStatus("running");
-    await this.rearm(now);
-    return { ok: true, status: this.checkpoint.run.read()!.status };
-  }
-
-  /** Completes a `callback` step: `not_found` for an unknown token, `conflict` for a used or expired one. */
-  async answerCallback(
-    token: string,
-    answer: CallbackAnswer,
-  ): Promise<"ok" | "not_found" | "conflict"> {
-    if (!this.live()) return "not_found";
-    const { callbacks, steps } = this.checkpoint;
-    const row = callbacks.get(token);
-    if (!row) return "not_found";
-    if (!callbacks.answer(token, answer)) return "conflict";
-    const step = steps.get(row.stepIndex)!;
-    // Still in flight (the outbound POST has not returned): the attempt applies the answer when it does.
-    if (
-      step.status === "waiting" &&
-      step.waitingFor === "callback" &&
-      step.attempts === row.attempt
-    ) {
-      await this.applyAnswer(row.stepIndex, { type: "callback", token, answer });
-    }
-    return "ok";
-  }
-
-  /**
-   * A destination granted the slot a call of this run waits for (SPEC 10): a call waiting in
-   * memory (a forEach item, a compensation) or a step of the live iteration goes at once; a
-   * step of a sleeping run is made due now and the alarm wakes it. A grant that no call waits
-   * for any more (the run ended, the step moved on) is given back at once.
-   */
-  async quotaGranted(destination: string, ticket: string): Promise<void> {
-    const { gate } = this.work;
-    if (gate.granted(destination, ticket)) return;
-    const run = this.checkpoint.runRecord();
-    const call = stepOfTicket(ticket);
-    if (run && iterates(run) && call) {
-      if (this.iteration) {
-        if (this.iteration.quotaGranted(call.step, ticket)) return;
-      } else {
-        const now = this.now();
-        const step = this.checkpoint.plan.read().steps[call.step];
-        if (step && quotaDue(this.checkpoint, step, call.attempt, now)) return this.rearm(now);
-      }
-    }
-    gate.giveBack(destination, ticket);
   }
 
   /**
@@ -490,23 +330,21 @@ export class RunObject extends DurableObject<Env> {
     }
   }
 
-  /** Applies an outside answer: through the live iteration, or committed now for the next alarm. */
-  private async applyAnswer(index: number, answer: Answer): Promise<void> {
-    if (this.iteration) {
-      this.iteration.answer(index, answer);
-      return;
-    }
-    const c = this.checkpoint;
-    const row = c.steps.get(index)!;
-    const now = this.now();
-    const plan = c.plan.read();
-    const step = plan.steps[index]!;
-    const checks = stepChecks(this.work, plan, index, c.run.read()!.id, now);
-    const startedAt = row.startedAt ?? now;
-    commitAnswer(c, step, row.attempts, startedAt, answer, this.work.output, checks, now);
-    if (c.run.read()!.status === "waiting") c.run.setStatus("running");
-    await this.rearm(now);
-    this.wake();
+  // Answers from outside (approvals, callbacks, repairs, grants): controls/outside-answers.ts.
+  async approve(owner: string, request: ApproveRequest): Promise<ApproveOutcome> {
+    return this.answers.approve(owner, request);
+  }
+
+  async replan(owner: string, body: unknown): Promise<ReplanOutcome> {
+    return this.answers.replan(owner, body);
+  }
+
+  async answerCallback(token: string, answer: CallbackAnswer) {
+    return this.answers.answerCallback(token, answer);
+  }
+
+  async quotaGranted(destination: string, ticket: string): Promise<void> {
+    return this.answers.quotaGranted(destination, ticket);
   }
 
   private cancelNow(now: number): void {
@@ -542,19 +380,6 @@ export class RunObject extends DurableObject<Env> {
     await this.work.alarm.rearm(wake);
   }
 
-  /** Waits (at most `read.waitMs`) until the run no longer matches `read.ifNoneMatch`; the run as it is then. */
-  private async changedFrom(run: RunRecord, read: StatusRead): Promise<RunRecord | undefined> {
-    const deadline = Date.now() + read.waitMs!;
-    let current: RunRecord | undefined = run;
-    while (current && etagMatches(read.ifNoneMatch, etagOf(current.version, read.view))) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await this.checkpoint.changes.next(left);
-      current = this.live();
-    }
-    return current;
-  }
-
   /** The run, unless there is none or its deletion began (then it reads as gone). */
   private live(): RunRecord | undefined {
     const run = this.checkpoint.runRecord();
@@ -562,8 +387,7 @@ export class RunObject extends DurableObject<Env> {
   }
 
   private owned(owner: string): RunRecord | undefined {
-    const run = this.live();
-    return run && run.owner === owner ? run : undefined;
+    return this.reads.owned(owner);
   }
 
   /** The run's clock. Tests substitute one they can move forward (test/support). */

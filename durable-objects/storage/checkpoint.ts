@@ -121,6 +121,7 @@ export class Checkpoint {
     this.tombstone.write(now);
     this.exists = false;
     this.plan.forget();
+    this.listing.forget();
     this.changes.notify(); // long-polling readers wake up to a 404
     return deleted;
   }

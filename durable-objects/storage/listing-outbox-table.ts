@@ -1,31 +1,55 @@
 /**
  * ListingOutboxTable (owns `listing_outbox`): the outbox of the run's entry in its owner's
  * RunIndex (SPEC 8.2). One row: the listing state the index last acknowledged, when, and
- * when the next update may be sent (a failure's backoff, or the claim of one in flight).
- * What is due follows from this row and the run row (src/engine/listing.ts).
+ * when the next update may be sent (a failure's backoff). What is due follows from this row
+ * and the run row (src/engine/listing.ts).
+ *
+ * Two things are kept in memory only, because losing them costs no more than an update sent
+ * again (the index ignores what it already has) and writing them would cost a commit each:
+ * the claim of an update in flight, and the acknowledgement of progress alone (the same
+ * status with other counts). An acknowledged status change is written: it is what the alarm
+ * points at, and a run's final status must reach the index whatever crashes.
  */
 import { NOTHING_ACKED, type ListingOutboxState } from "../../src/engine/listing";
 import type { Sql } from "./sql";
 
 export class ListingOutboxTable {
+  /** Until when the update in flight is claimed (in memory: a crash forgets the claim). */
+  private claimedUntil: number | null = null;
+  /** Progress the index acknowledged since the row was written. */
+  private progressAck: { state: string; status: string; at: number } | null = null;
+
   constructor(private readonly db: Sql) {}
 
   read(): ListingOutboxState {
-    return (
+    const row =
       this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
         acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
-        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED
-    );
+        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED;
+    const ack = this.progressAck;
+    const state =
+      ack && ack.status === row.ackedStatus
+        ? { ...row, ackedState: ack.state, sentAt: ack.at }
+        : row;
+    if (this.claimedUntil === null) return state;
+    return { ...state, retryAt: Math.max(state.retryAt ?? 0, this.claimedUntil) };
   }
 
   /** An update is being sent: if it never gets acknowledged, it is due again at `until`. */
   claim(until: number): void {
-    this.db.run`INSERT INTO listing_outbox (id, retry_at) VALUES (1, ${until})
-      ON CONFLICT (id) DO UPDATE SET retry_at = excluded.retry_at`;
+    this.claimedUntil = until;
   }
 
-  /** The index acknowledged the update carrying `state`. */
+  /** The index acknowledged the update carrying `state` (a new status is written). */
   acked(state: string, status: string, now: number): void {
+    this.claimedUntil = null;
+    const written = this.db.one<{ status: string | null }>`SELECT acked_status AS status
+      FROM listing_outbox WHERE id = 1 AND failures = 0 AND retry_at IS NULL`;
+    if (written && written.status === status) {
+      this.progressAck = { state, status, at: now };
+      return;
+    }
+    this.progressAck = null;
     this.db.run`INSERT INTO listing_outbox (id, acked_state, acked_status, sent_at)
       VALUES (1, ${state}, ${status}, ${now})
       ON CONFLICT (id) DO UPDATE SET acked_state = excluded.acked_state,
@@ -33,8 +57,15 @@ export class ListingOutboxTable {
       failures = 0`;
   }
 
+  /** The run was deleted: nothing in memory outlives its row. */
+  forget(): void {
+    this.claimedUntil = null;
+    this.progressAck = null;
+  }
+
   /** The index could not be reached: the update is due again at `retryAt`. */
   failed(retryAt: number): void {
+    this.claimedUntil = null;
     this.db.run`INSERT INTO listing_outbox (id, retry_at, failures) VALUES (1, ${retryAt}, 1)
       ON CONFLICT (id) DO UPDATE SET retry_at = excluded.retry_at, failures = failures + 1`;
   }

@@ -73,7 +73,7 @@ export const NOTHING_ACKED: ListingOutboxState = {
 };
 
 /** Progress-only changes reach the index at most this often; status changes go at once. */
-export const COALESCE_MS = 1000;
+export const COALESCE_MS = 2000;
 /** An update in flight is claimed this long: past it, it is sent again (a crash mid-send). */
 export const CLAIM_MS = 10_000;
 
