@@ -2,7 +2,7 @@
  * The typed client (src/client/) inside workerd, against the real Worker: every route it
  * covers that the Worker serves, its errors (code, status, issues, Retry-After), the
  * idempotent submission, long polling, and the SSE iterator across dropped connections.
- * Routes not built yet (SPEC 6.1 reads, SPEC 8 listing) are in test/client-pending.test.ts.
+ * The routes of SPEC 6.1 reads and SPEC 8 listing are in test/client-routes.test.ts.
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

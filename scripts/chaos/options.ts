@@ -68,13 +68,13 @@ export function withDefaults(partial: Partial<ChaosOptions>): ChaosOptions & { q
 }
 
 /**
- * The Durable Object lease (LEASE_MS in durable-objects/iteration.ts) of the checkout under test:
+ * The Durable Object lease (LEASE_MS in durable-objects/alarm.ts) of the checkout under test:
  * while attempts are in flight the run's alarm points this far ahead, so after a kill the run
  * sleeps up to this long. Read from the source because `--source-dir` may serve another checkout.
  */
 function leaseMs(sourceDir: string): number {
   try {
-    const source = readFileSync(join(sourceDir, "durable-objects/iteration.ts"), "utf8");
+    const source = readFileSync(join(sourceDir, "durable-objects/alarm.ts"), "utf8");
     const match = /LEASE_MS\s*=\s*([\d_]+)/.exec(source);
     if (match) return Number(match[1]!.replaceAll("_", ""));
   } catch {

@@ -1,7 +1,6 @@
 /**
  * The client's side of the routes of SPEC 6.1 (summary view, ETag and 304, long poll, step
- * pages) and SPEC 8 (listing, stats, deletion), which were built on other branches than the
- * client:
+ * pages) and SPEC 8 (listing, stats, deletion):
  *  - "queries": the client's requests parse with the schemas those routes validate with
  *    (src/api/schemas/);
  *  - "SPEC 8 routes" and "SPEC 6.1 routes": end to end against the Worker.
