@@ -45,6 +45,23 @@ describe("RunIndex", () => {
     expect(await index.stats()).toEqual({ total: 1, byStatus: { completed: 1 } });
   });
 
+  it("updates sent together are stored together, each answered, and a list sent with them sees them", async () => {
+    const index = indexStub(unique("owner"));
+    const entries = Array.from({ length: 20 }, () => entry());
+    const first = entries[0]!;
+    const [outcomes, listed] = await Promise.all([
+      Promise.all([
+        ...entries.map((e) => index.upsert(e)),
+        index.upsert({ ...first, version: 2, status: "running" }),
+        index.upsert({ ...first, version: 1, status: "failed" }),
+      ]),
+      index.list({ limit: 200 }),
+    ]);
+    expect(outcomes).toEqual([...entries.map(() => "stored"), "stored", "stale"]);
+    expect(listed.runs).toHaveLength(20);
+    expect(await index.stats()).toEqual({ total: 20, byStatus: { pending: 19, running: 1 } });
+  });
+
   it("never brings back a removed run: a late update of it is ignored", async () => {
     const index = indexStub(unique("owner"));
     const kept = entry();

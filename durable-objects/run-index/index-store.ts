@@ -101,6 +101,11 @@ export class IndexStore {
     }
   }
 
+  /** Stores each entry as `upsert` does, all in one transaction: one commit for the batch. */
+  upsertAll(entries: readonly ListingEntry[]): UpsertOutcome[] {
+    return this.storage.transactionSync(() => entries.map((e) => this.upsert(e)));
+  }
+
   /** Stores the run's entry unless the index holds a newer one or the run was removed. */
   upsert(e: ListingEntry): UpsertOutcome {
     return this.storage.transactionSync(() => {

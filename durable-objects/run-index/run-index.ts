@@ -33,26 +33,58 @@ export function runIndexOf(env: Env, owner: string) {
   return env.INDEX.get(env.INDEX.idFromName(owner));
 }
 
+interface PendingUpsert {
+  entry: ListingEntry;
+  settle(outcome: UpsertOutcome | Error): void;
+}
+
 export class RunIndex extends DurableObject<Env> {
   private readonly store: IndexStore;
+  /** Upserts received since the last batch was written (see upsert). */
+  private pending: PendingUpsert[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new IndexStore(ctx.storage);
   }
 
-  /** Stores a run's entry (idempotent; an older version than the one held is ignored). */
+  /**
+   * Stores a run's entry (idempotent; an older version than the one held is ignored). The
+   * upserts that arrive together (200 runs submitted at once) are written as one batch, in
+   * one transaction, so they share one commit instead of queueing for one each; each answers
+   * once the batch is stored (workerd holds the answer until the commit).
+   */
   async upsert(entry: ListingEntry): Promise<UpsertOutcome> {
-    return this.store.upsert(entry);
+    const outcome = await new Promise<UpsertOutcome | Error>((settle) => {
+      this.pending.push({ entry, settle });
+      if (this.pending.length === 1) setTimeout(() => this.writePending(), 0);
+    });
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  }
+
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      const outcomes = this.store.upsertAll(batch.map((p) => p.entry));
+      batch.forEach((p, i) => p.settle(outcomes[i]!));
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const p of batch) p.settle(error);
+    }
   }
 
   /** Removes a deleted run's entry for good. */
   async remove(runId: string): Promise<void> {
+    this.writePending();
     this.store.remove(runId, Date.now());
   }
 
   /** A page of the key's runs, newest first, and the cursor of the next. */
   async list(query: ListingQuery): Promise<ListingPage> {
+    this.writePending(); // a read sees every update received before it
     const rows = this.store.page(query);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
@@ -64,6 +96,7 @@ export class RunIndex extends DurableObject<Env> {
 
   /** `GET /v1/stats`: the key's runs per status. */
   async stats() {
+    this.writePending();
     return this.store.stats();
   }
 }
