@@ -1,6 +1,6 @@
 /** How the chaos run invokes wrangler: its binary, its environment, and the `wrangler dev` arguments. */
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ROOT, type ChaosOptions } from "./options.ts";
@@ -21,15 +21,18 @@ export function wranglerEnv(dir: string): NodeJS.ProcessEnv {
 /**
  * wrangler.toml for serving the prebuilt bundle from another folder: without `[build]` (the
  * dry-run has built the console already, and its command runs in the config's folder) and
- * with the console's assets directory made absolute.
+ * with the console's assets copied into `dir`: `wrangler dev` watches its assets directory,
+ * and reloading the Worker (ending every object) when something else rebuilds the checkout's
+ * console (another test, a developer) would look like a crash no kill explains.
  */
-function bundleConfig(sourceDir: string): string {
+function bundleConfig(sourceDir: string, dir: string): string {
   return readFileSync(join(sourceDir, "wrangler.toml"), "utf8")
     .replace(/^\[build\]\n(?:(?!\[).*\n)*/m, "")
-    .replace(
-      /^directory = "(.*)"$/m,
-      (_, d: string) => `directory = ${JSON.stringify(join(sourceDir, d))}`,
-    );
+    .replace(/^directory = "(.*)"$/m, (_, d: string) => {
+      const assets = join(dir, "assets");
+      cpSync(join(sourceDir, d), assets, { recursive: true });
+      return `directory = ${JSON.stringify(assets)}`;
+    });
 }
 
 /**
@@ -45,7 +48,7 @@ export async function devServerArgs(o: ChaosOptions, dir: string): Promise<strin
       [WRANGLER_BIN, "deploy", "--dry-run", "--outdir", join(dir, "bundle")],
       { cwd: o.sourceDir, env: wranglerEnv(dir), maxBuffer: 16 * 1024 * 1024 },
     );
-    writeFileSync(join(dir, "wrangler.toml"), bundleConfig(o.sourceDir));
+    writeFileSync(join(dir, "wrangler.toml"), bundleConfig(o.sourceDir, dir));
     args = [join(dir, "bundle/index.js"), "--no-bundle", "--config", join(dir, "wrangler.toml")];
   } else {
     args = ["--config", join(o.sourceDir, "wrangler.toml")];
