@@ -7,20 +7,13 @@ import { validationContext, type Env, type Settings } from "../src/env";
 import { checkUrl } from "../src/engine/egress";
 import { AlarmPointer } from "./alarm";
 import { recordStatusChange } from "./controls/status-change";
-import type { PauseNotice } from "./destinations/pause-board";
-import { runGate } from "./destinations/run-gate";
+import { runGate, type RunSide } from "./destinations/run-gate";
 import type { ReplanEnv, RunContext } from "./run-context";
 import type { Checkpoint } from "./storage/checkpoint";
 import { WebhookOutbox } from "./webhooks/outbox";
 
-/** What the wiring needs of the object: its seams (tests substitute them) and hooks. */
-export interface RunSeams {
-  now(): number;
-  alarms(): AlarmPort;
-  beside(work: Promise<void>): void;
-  readBoard: (() => Promise<PauseNotice[]>) | null;
-  granted(destination: string, ticket: string): Promise<void>;
-}
+/** What the wiring needs of the object: its seams (tests substitute them) and the gate's hooks. */
+export type RunSeams = Omit<RunSide, "runId"> & { alarms(): AlarmPort };
 
 export function wireRun(
   storage: DurableObjectStorage,
@@ -43,13 +36,7 @@ export function wireRun(
     output: config,
     results: new Map(),
     alarm: new AlarmPointer(seams.alarms, checkpoint, now, config.retentionDays, storage.kv),
-    gate: runGate(env, config, {
-      runId: () => checkpoint.run.read()!.id,
-      now,
-      beside: seams.beside,
-      readBoard: seams.readBoard,
-      granted: seams.granted,
-    }),
+    gate: runGate(env, config, { ...seams, runId: () => checkpoint.run.read()!.id }),
     now,
     rand: Math.random,
     statusChanged: (status, at) => recordStatusChange(checkpoint, outbox, status, at),

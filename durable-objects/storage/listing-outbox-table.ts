@@ -22,10 +22,7 @@ export class ListingOutboxTable {
   constructor(private readonly db: Sql) {}
 
   read(): ListingOutboxState {
-    const row =
-      this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
-        acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
-        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED;
+    const row = this.written();
     const ack = this.progressAck;
     const state =
       ack && ack.status === row.ackedStatus
@@ -43,9 +40,9 @@ export class ListingOutboxTable {
   /** The index acknowledged the update carrying `state` (a new status is written). */
   acked(state: string, status: string, now: number): void {
     this.claimedUntil = null;
-    const written = this.db.one<{ status: string | null }>`SELECT acked_status AS status
-      FROM listing_outbox WHERE id = 1 AND failures = 0 AND retry_at IS NULL`;
-    if (written && written.status === status) {
+    const row = this.written();
+    // Progress alone (the written status, nothing to clear) stays in memory.
+    if (row.ackedStatus === status && row.failures === 0 && row.retryAt === null) {
       this.progressAck = { state, status, at: now };
       return;
     }
@@ -61,6 +58,15 @@ export class ListingOutboxTable {
   forget(): void {
     this.claimedUntil = null;
     this.progressAck = null;
+  }
+
+  /** The row as written (no claim, no progress kept in memory). */
+  private written(): ListingOutboxState {
+    return (
+      this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
+        acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
+        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED
+    );
   }
 
   /** The index could not be reached: the update is due again at `retryAt`. */
