@@ -1,27 +1,18 @@
 /**
  * Plan validation (SPEC 2.2): zod for shape, then the cross-field rules zod cannot
- * express (ids, tools, templates, dependencies, cycles, URLs). Every issue carries a
- * dotted path into the submitted document. Pure: no I/O.
+ * express (ids, tools, templates, dependencies, cycles, URLs; see plan-compiler.ts). Every
+ * issue carries a dotted path into the submitted document. Pure: no I/O. The entry point:
+ * callers import `compilePlan`, `zodIssues` and the validation types from here.
  */
 import type { z } from "zod";
 import type { Issue } from "../errors";
-import { findCycle, topologicalOrder } from "./graph";
-import type { CompiledPlan, CompiledStep } from "./plan";
-import { planSchema, type ParsedPlan, type ParsedStep } from "./plan-schema";
-import { DEFAULT_RETRY } from "./retry";
+import type { CompiledPlan } from "./plan";
+import { PlanCompiler } from "./plan-compiler";
+import { planSchema } from "./plan-schema";
 import { checkStepFields } from "./step-fields";
-import {
-  TemplateSyntaxError,
-  VERIFY_ROOTS,
-  containsTemplate,
-  forEachString,
-  parseTemplate,
-  stepReference,
-  type StepRef,
-} from "./templates";
+import { zodIssues } from "./zod-issues";
 
-/** Tools whose attempts wait for time or an answer: one per step, never per forEach item. */
-const SUSPENDING_TOOLS: ReadonlySet<string> = new Set(["wait", "approval", "callback"]);
+export { zodIssues };
 
 /** What validation needs to know about a tool. */
 export interface ToolSpec {
@@ -47,7 +38,7 @@ export interface UrlProblem {
   message: string;
 }
 
-type CompileFailure = { ok: false; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
+export type CompileFailure = { ok: false; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
 
 export type CompileResult = { ok: true; plan: CompiledPlan; warnings: Issue[] } | CompileFailure;
 
@@ -57,291 +48,8 @@ export function compilePlan(raw: unknown, ctx: ValidationContext): CompileResult
   const parsed = planSchema(ctx.maxSteps).safeParse(raw);
   if (!parsed.success)
     return { ok: false, code: "invalid_plan", issues: [...typos, ...zodIssues(parsed.error)] };
-  const result = new Compiler(parsed.data, ctx).compile();
+  const result = new PlanCompiler(parsed.data, ctx).compile();
   if (!result.ok) return { ...result, issues: [...typos, ...result.issues] };
   if (typos.length > 0) return { ok: false, code: "invalid_plan", issues: typos };
   return { ...result, warnings };
-}
-
-export function zodIssues(error: z.ZodError): Issue[] {
-  const issues: Issue[] = [];
-  for (const issue of error.issues) {
-    const path = issue.path.map(String);
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
-        issues.push({ path: [...path, key].join("."), message: `unknown field "${key}"` });
-      }
-    } else {
-      issues.push({ path: path.join("."), message: issue.message });
-    }
-  }
-  return issues;
-}
-
-/** Where an edge came from, so a cycle can be reported at the path that closes it. */
-interface Edge {
-  from: number;
-  to: number;
-  path: string;
-}
-
-class Compiler {
-  private readonly issues: Issue[] = [];
-  private egressDenied = false;
-  private readonly ids: string[];
-  private readonly indexById = new Map<string, number>();
-
-  constructor(
-    private readonly plan: ParsedPlan,
-    private readonly ctx: ValidationContext,
-  ) {
-    this.ids = plan.steps.map((s, i) => s.id ?? String(i));
-  }
-
-  compile(): { ok: true; plan: CompiledPlan } | CompileFailure {
-    this.ids.forEach((id, i) => {
-      if (this.indexById.has(id)) {
-        const path = this.plan.steps[i]!.id === undefined ? `steps.${i}` : `steps.${i}.id`;
-        this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
-      } else this.indexById.set(id, i);
-    });
-    if (this.plan.webhook) this.checkPlainUrl(this.plan.webhook.url, "webhook.url", "webhook");
-    if (this.plan.replan?.url !== undefined)
-      this.checkPlainUrl(this.plan.replan.url, "replan.url", "planner");
-
-    const edges: Edge[] = [];
-    const refs: number[][] = this.plan.steps.map(() => []);
-    const compensateRefs: number[][] = this.plan.steps.map(() => []);
-    this.plan.steps.forEach((step, i) => {
-      this.checkStep(step, i, edges, refs[i]!);
-      if (step.compensate) this.checkCompensation(step.compensate, i, compensateRefs[i]!);
-    });
-    if (this.issues.length > 0) return this.fail();
-
-    const deps: number[][] = this.plan.steps.map(() => []);
-    for (const e of edges) if (!deps[e.from]!.includes(e.to)) deps[e.from]!.push(e.to);
-    if (topologicalOrder(deps) === null) {
-      const cycle = findCycle(deps)!;
-      const [a, b] = [cycle[cycle.length - 2]!, cycle[cycle.length - 1]!];
-      // cycle[k] depends on cycle[k + 1]; report the edge that closes it, and name the
-      // steps in execution order.
-      const closing = edges.find((e) => e.from === a && e.to === b);
-      const names = [...cycle]
-        .reverse()
-        .map((i) => `"${this.ids[i]}"`)
-        .join(" -> ");
-      this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
-      return this.fail();
-    }
-    return { ok: true, plan: this.build(deps, refs, compensateRefs) };
-  }
-
-  private checkStep(step: ParsedStep, i: number, edges: Edge[], refs: number[]): void {
-    const at = `steps.${i}`;
-    this.checkToolCall(step.tool, step.params, at);
-    if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
-      this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
-    }
-    for (const key of ["dependsOn", "depends_on"] as const) {
-      step[key]?.forEach((dep, k) => {
-        const path = `${at}.${key}.${k}`;
-        const target = this.resolveDependency(dep, path);
-        if (target === undefined) return;
-        if (target === i) this.issue(path, `step "${this.ids[i]}" depends on itself`);
-        else edges.push({ from: i, to: target, path });
-      });
-    }
-    const templated: [unknown, string, ReadonlySet<string>?][] = [
-      [step.params, `${at}.params`],
-      [step.when, `${at}.when`],
-      [step.forEach, `${at}.forEach`],
-      [step.verify, `${at}.verify`, VERIFY_ROOTS],
-    ];
-    for (const [value, base, roots] of templated) {
-      forEachString(value, base, (s, path) => {
-        for (const ref of this.templateRefs(s, path, roots)) {
-          const target = this.resolveRef(ref, path);
-          if (target === undefined) continue;
-          if (target === i) this.issue(path, `step "${this.ids[i]}" references itself`);
-          else {
-            edges.push({ from: i, to: target, path });
-            if (!refs.includes(target)) refs.push(target);
-          }
-        }
-      });
-    }
-  }
-
-  /** A compensation runs after the run failed: it may read any step, itself included, and adds no edge. */
-  private checkCompensation(
-    compensate: { tool: string; params: Record<string, unknown> },
-    i: number,
-    refs: number[],
-  ): void {
-    const at = `steps.${i}.compensate`;
-    if (
-      this.checkToolCall(compensate.tool, compensate.params, at) &&
-      SUSPENDING_TOOLS.has(compensate.tool)
-    ) {
-      this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
-    }
-    forEachString(compensate.params, `${at}.params`, (s, path) => {
-      for (const ref of this.templateRefs(s, path)) {
-        const target = this.resolveRef(ref, path);
-        if (target !== undefined && !refs.includes(target)) refs.push(target);
-      }
-    });
-  }
-
-  /**
-   * What every tool call gets, a step's own or its compensation (`at` is the object holding
-   * `tool` and `params`): the tool exists, the params fit its schema, and every URL it will
-   * call is http(s) and inside ALLOWED_HOSTS. Returns the tool's spec, if it exists.
-   */
-  private checkToolCall(
-    tool: string,
-    params: Record<string, unknown>,
-    at: string,
-  ): ToolSpec | undefined {
-    const spec = this.ctx.tool(tool);
-    if (!spec) {
-      this.issue(`${at}.tool`, `unknown tool "${tool}"`);
-      return undefined;
-    }
-    const result = spec.params?.safeParse(params);
-    if (result && !result.success) {
-      for (const issue of zodIssues(result.error)) {
-        this.issue(joinPath(`${at}.params`, issue.path), issue.message);
-      }
-    }
-    for (const name of spec.urlParams ?? []) {
-      const url = params[name];
-      if (typeof url === "string") this.checkUrl(url, `${at}.params.${name}`);
-    }
-    // A registry tool's URL is known now: without this the plan would be accepted and every call denied at run time.
-    if (spec.fixedUrl !== undefined) {
-      const problem = this.ctx.checkUrl(spec.fixedUrl);
-      if (problem)
-        this.urlIssue(problem, `${at}.tool`, `tool "${tool}" calls a URL set in TOOLS: `);
-    }
-    return spec;
-  }
-
-  private templateRefs(s: string, path: string, roots?: ReadonlySet<string>): StepRef[] {
-    if (!containsTemplate(s)) return [];
-    try {
-      const refs: StepRef[] = [];
-      for (const part of parseTemplate(s, roots)) {
-        if (part.kind !== "expr") continue;
-        const max = this.ctx.maxTemplateLength ?? 1024;
-        if (part.expr.length > max) {
-          this.issue(
-            path,
-            `template expression is ${part.expr.length} characters, more than ${max} (MAX_TEMPLATE_LENGTH)`,
-          );
-          continue;
-        }
-        const ref = stepReference(part.expr);
-        if (ref) refs.push(ref);
-      }
-      return refs;
-    } catch (err) {
-      if (!(err instanceof TemplateSyntaxError)) throw err;
-      this.issue(path, `template syntax error: ${err.message}`);
-      return [];
-    }
-  }
-
-  private resolveDependency(dep: string | number, path: string): number | undefined {
-    if (typeof dep === "number") {
-      if (dep < this.ids.length) return dep;
-      this.issue(path, `unknown dependency: there is no step with index ${dep}`);
-      return undefined;
-    }
-    const i = this.indexById.get(dep);
-    if (i === undefined) this.issue(path, `unknown dependency "${dep}"`);
-    return i;
-  }
-
-  private resolveRef(ref: StepRef, path: string): number | undefined {
-    if (ref.by === "index") {
-      if (ref.index < this.ids.length) return ref.index;
-      this.issue(
-        path,
-        `template references step[${ref.index}], but the plan has ${this.ids.length} steps`,
-      );
-      return undefined;
-    }
-    const i = this.indexById.get(ref.id);
-    if (i === undefined) this.issue(path, `template references unknown step "${ref.id}"`);
-    return i;
-  }
-
-  private checkUrl(url: string, path: string): void {
-    // A URL built by a template is checked again when the step runs.
-    if (containsTemplate(url)) return;
-    const problem = this.ctx.checkUrl(url);
-    if (problem) this.urlIssue(problem, path);
-  }
-
-  /** A webhook's or planner's URL is used as written (it is not a template): checked whole, `${` included. */
-  private checkPlainUrl(url: string, path: string, what: string): void {
-    const problem = this.ctx.checkUrl(url);
-    if (problem) this.urlIssue(problem, path);
-    else if (containsTemplate(url))
-      this.issue(path, `${what} URLs are not templates: remove the \${...}`);
-  }
-
-  private urlIssue(problem: UrlProblem, path: string, prefix = ""): void {
-    if (problem.code === "egress_denied") this.egressDenied = true;
-    this.issue(path, prefix + problem.message);
-  }
-
-  private build(deps: number[][], refs: number[][], compensateRefs: number[][]): CompiledPlan {
-    const { config } = this.plan;
-    const steps = this.plan.steps.map((s, i): CompiledStep => ({
-      index: i,
-      id: this.ids[i]!,
-      tool: s.tool,
-      params: s.params,
-      deps: deps[i]!,
-      refs: refs[i]!,
-      ...(s.when !== undefined && { when: s.when }),
-      trigger: s.trigger,
-      retry: { ...DEFAULT_RETRY, ...config.retry, ...s.retry },
-      timeoutMs: s.timeoutMs ?? config.stepTimeoutMs,
-      onFailure: s.onFailure ?? (config.failFast ? "fail_run" : "continue"),
-      ...(s.risk && { risk: s.risk }),
-      ...(s.readonly !== undefined && { readonly: s.readonly }),
-      ...(s.compensate && { compensate: { ...s.compensate, refs: compensateRefs[i]! } }),
-      ...(s.forEach !== undefined && { forEach: s.forEach }),
-      ...(s.maxConcurrency !== undefined && { maxConcurrency: s.maxConcurrency }),
-      ...(s.verify !== undefined && { verify: s.verify }),
-    }));
-    return {
-      name: this.plan.name ?? null,
-      tags: this.plan.tags ?? {},
-      input: this.plan.input ?? null,
-      config,
-      ...(this.plan.webhook && { webhook: this.plan.webhook }),
-      ...(this.plan.replan && { replan: this.plan.replan }),
-      steps,
-    };
-  }
-
-  private issue(path: string, message: string): void {
-    this.issues.push({ path, message });
-  }
-
-  private fail(): CompileFailure {
-    return {
-      ok: false,
-      code: this.egressDenied ? "egress_denied" : "invalid_plan",
-      issues: this.issues,
-    };
-  }
-}
-
-function joinPath(base: string, rest: string): string {
-  return rest === "" ? base : `${base}.${rest}`;
 }
