@@ -24,6 +24,7 @@ import type { CaseResult, Ctx, Row } from "./context.ts";
 import { readOptions, type CaseName, type Options } from "./options.ts";
 import { markdown, writeResults } from "./report.ts";
 import { atExit, upstreamProcess, wranglerDev, type Service } from "./services.ts";
+import { settle } from "./settle.ts";
 import { BENCH_DIR, ROOT, gitCommit, sourceTree } from "./source-tree.ts";
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -138,7 +139,10 @@ async function runCases(ctx: Ctx) {
   const data: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const name of ctx.opts.only) {
-    log(`${name}...`);
+    const quiet = await settle();
+    log(
+      `${name}... (after ${(quiet.waitedMs / 1000).toFixed(1)} s for an idle machine${quiet.busy === null ? "" : `: ${Math.round(quiet.busy * 100)} % busy`})`,
+    );
     try {
       const result = await CASES[name](ctx);
       rows.push(...result.rows);
