@@ -1,5 +1,5 @@
 /**
- * The pure engine, as the benchmark drives it in Node. `bench/engine/run.ts` bundles this file with
+ * The pure engine, as the benchmark drives it in Node. `bench/engine/harness.ts` bundles this file with
  * esbuild (src/ imports carry no `.ts` extensions, so Node cannot load it directly).
  */
 export { beginIteration, createScheduler, decide, settle } from "../../src/engine/scheduler";
