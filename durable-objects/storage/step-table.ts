@@ -32,10 +32,10 @@ export class StepTable {
   ) {}
 
   insertAll(steps: readonly CompiledStep[]): void {
-    for (const step of steps) {
-      this.db
-        .run`INSERT INTO steps (idx, id, tool, status) VALUES (${step.index}, ${step.id}, ${step.tool}, 'pending')`;
-    }
+    // One statement for the whole plan: a 10,000-step plan is one call into SQLite, not 10,000.
+    const rows = JSON.stringify(steps.map((s) => [s.index, s.id, s.tool]));
+    this.db.run`INSERT INTO steps (idx, id, tool, status)
+      SELECT value ->> 0, value ->> 1, value ->> 2, 'pending' FROM json_each(${rows})`;
     this.changed(null);
   }
 
