@@ -107,13 +107,18 @@ export class Iteration {
 
   /**
    * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
-   * answer at once (`pass`) would keep this loop in microtasks for a whole run: every
-   * YIELD_EVERY started steps it yields a task, so status reads and answers are served
+   * answer at once (`pass`) would keep this loop from yielding for a whole run: every
+   * YIELD_EVERY started steps it yields a task (and renews its lease), so status reads and answers are served
    * meanwhile instead of waiting for the iteration's end.
    */
   private async loop(): Promise<Exclude<Next, { type: "await" }>> {
     let started = 0;
     for (;;) {
+      if (started >= YIELD_EVERY) {
+        started = 0;
+        await nextTask();
+        await this.ctx.alarm.renewLease();
+      }
       const { actions, next } = decide(this.s, this.ctx.now());
       for (const action of actions) {
         if (action.type === "start") started++;
@@ -124,20 +129,17 @@ export class Iteration {
         if (end.type === "settled") settle(this.s, end.step, end.outcome);
         else this.steps.fanOutSucceeded(end.step, end.data, end.startedAt);
       }
-      if (fan.ends.length > 0) continue;
+      // Steps that settled at once (a tool that answers now, a skip, a cancel) may have made more ready.
+      if (fan.ends.length > 0 || actions.length > 0) continue;
       if (next.type === "await") {
         await this.ctx.alarm.renewLease();
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - this.ctx.now());
         // Results that arrive together are committed together: one storage transaction, not one each.
-        if (this.steps.batching || started >= YIELD_EVERY) {
-          started = 0;
-          await new Promise((r) => setTimeout(r, 0));
-        }
+        if (this.steps.batching) await nextTask();
         this.steps.commitCompleted();
         continue;
       }
-      if (actions.length > 0) continue; // skips and cancels may have released more work
       if (this.ctx.gate.releasing) {
         // Slots just given back may go to this run's queued calls: they start in this iteration.
         await this.ctx.gate.released();
@@ -214,6 +216,8 @@ export class Iteration {
     this.ctx.statusChanged("failed", now);
   }
 }
+
+const nextTask = () => new Promise((r) => setTimeout(r, 0));
 
 function minOf(a: number | null, b: number | null): number | null {
   return a === null ? b : b === null ? a : Math.min(a, b);

@@ -36,6 +36,7 @@ import { stepChecks } from "./step-checks";
 import { stepTicket, type Ticket } from "./tickets";
 import {
   attemptStarted,
+  attemptSucceededAtOnce,
   commitAnswer,
   commitVerdict,
   stepCancelled,
@@ -188,6 +189,10 @@ export class StepAttempts {
 
   /** Records step `i`'s attempt (SPEC 5.5), then calls its tool. */
   private call(i: number, prepared: Prepared, lease: Lease | null, now: number): void {
+    if (prepared.tool.answerNow) {
+      this.answerNow(i, prepared, lease, now);
+      return;
+    }
     const step = this.plan.steps[i]!;
     const attempt = ++this.attempts[i]!;
     attemptStarted(this.ctx.checkpoint, step, attempt, now);
@@ -199,6 +204,22 @@ export class StepAttempts {
       this.completed.push({ i, attempt, startedAt: now, result });
       this.notify();
     });
+  }
+
+  /** Step `i`'s tool answers at once: judged, committed and settled now, with no promise in between. */
+  private answerNow(i: number, prepared: Prepared, lease: Lease | null, now: number): void {
+    const step = this.plan.steps[i]!;
+    const c = this.ctx.checkpoint;
+    const attempt = ++this.attempts[i]!;
+    const result = prepared.tool.answerNow!(prepared.params);
+    this.ctx.gate.ended(step.tool, prepared.params, lease, result, now);
+    const verdict = this.verdictOf(i, attempt, result, now);
+    if (verdict.type === "succeeded") attemptSucceededAtOnce(c, step, attempt, verdict, now);
+    else {
+      attemptStarted(c, step, attempt, now);
+      commitVerdict(c, step, attempt, now, verdict, now);
+    }
+    this.settleCommitted(i, verdict);
   }
 
   commitCompleted(): void {
@@ -221,8 +242,15 @@ export class StepAttempts {
 
   /** Decides what became of step `i`'s attempt, commits it, then settles it. */
   private judge(i: number, attempt: number, startedAt: number, result: AttemptResult, now: number) {
+    const verdict = this.verdictOf(i, attempt, result, now);
+    commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, attempt, startedAt, verdict, now);
+    this.settleCommitted(i, verdict);
+  }
+
+  /** The engine's verdict on attempt `attempt` of step `i`. */
+  private verdictOf(i: number, attempt: number, result: AttemptResult, now: number): Verdict {
     const step = this.plan.steps[i]!;
-    const verdict = attemptVerdict(result, {
+    return attemptVerdict(result, {
       retry: step.retry,
       counted: attempt - this.retryBase[i]!,
       halted: this.s.halted,
@@ -234,8 +262,6 @@ export class StepAttempts {
       rand: this.ctx.rand,
       ...this.checks(i, now),
     });
-    commitVerdict(this.ctx.checkpoint, step, attempt, startedAt, verdict, now);
-    this.settleCommitted(i, verdict);
   }
 
   private settleCommitted(i: number, verdict: Verdict): void {

@@ -26,6 +26,23 @@ export function attemptStarted(c: Checkpoint, step: CompiledStep, attempt: numbe
   c.events.append("step_started", now, step.id, attempt);
 }
 
+/**
+ * An attempt of a tool that answers at once (`Tool.answerNow`) succeeded: its start and its
+ * outcome are written together, one write per row (nothing ran outside the run in between).
+ */
+export function attemptSucceededAtOnce(
+  c: Checkpoint,
+  step: CompiledStep,
+  attempt: number,
+  verdict: Extract<Verdict, { type: "succeeded" }>,
+  now: number,
+) {
+  c.steps.succeededAtOnce(step.index, attempt, verdict.data, verdict.status, now);
+  c.attempts.ran(step.index, STEP_ATTEMPT, attempt, now, verdict.status);
+  c.events.append("step_started", now, step.id, attempt);
+  c.events.append("step_succeeded", now, step.id, attempt, { executionMs: 0 });
+}
+
 /** A forEach step runs its items: the first time (`first`), or again after a round of item retries. */
 export function fanOutRunning(c: Checkpoint, step: CompiledStep, first: boolean, now: number) {
   c.steps.fanOutRunning(step.index, now);

@@ -16,6 +16,13 @@ export class AttemptTable {
       VALUES (${step}, ${item}, ${attempt}, ${now})`;
   }
 
+  /** An attempt that succeeded as soon as it started (a tool that answers at once). */
+  ran(step: number, item: number, attempt: number, now: number, httpStatus: number | null): void {
+    this.db
+      .run`INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
+      VALUES (${step}, ${item}, ${attempt}, ${now}, ${now}, ${httpStatus})`;
+  }
+
   /** Closes an attempt: with `error` it failed, else it succeeded (with its HTTP status). */
   ended(
     step: number,

@@ -125,6 +125,21 @@ export class StepTable {
     this.changed(index);
   }
 
+  /** An attempt that succeeded at once: started and succeeded in one write. */
+  succeededAtOnce(
+    index: number,
+    attempt: number,
+    data: string,
+    httpStatus: number | null,
+    now: number,
+  ): void {
+    this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
+      started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
+      waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
+      WHERE idx = ${index}`;
+    this.changed(index);
+  }
+
   /** `data`: an output that failed the step's `verify` (SPEC 9.1) is kept. */
   failed(index: number, error: StepError, now: number, data: string | null = null): void {
     this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,

@@ -8,4 +8,7 @@ export const passTool: Tool = {
   async invoke(params) {
     return { ok: true, data: params.value ?? null };
   },
+  answerNow(params) {
+    return { ok: true, data: params.value ?? null };
+  },
 };

@@ -30,6 +30,13 @@ export type { Suspension };
 export interface Tool extends ToolSpec {
   readonly name: string;
   invoke(params: Record<string, unknown>, call: ToolCall): Promise<ToolResult>;
+  /**
+   * The same answer as `invoke`, at once, for a tool that reaches nothing outside the run and
+   * never waits (`pass`): its attempt is recorded together with its outcome, one write per
+   * row rather than a record before the call and another after it (there is no call to be
+   * interrupted in between).
+   */
+  answerNow?(params: Record<string, unknown>): ToolResult;
 }
 
 export function toolFailure(
