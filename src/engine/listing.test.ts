@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   COALESCE_MS,
+  STATUS_COALESCE_MS,
   decodeCursor,
   encodeCursor,
   listingAlarmDue,
@@ -75,13 +76,26 @@ describe("when the index is due an update", () => {
     expect(listingAlarmDue(r, acked(r, T0))).toBeNull();
   });
 
-  it("at once for a run it has never seen, and for a new status", () => {
+  it("at once for a run it has never seen, and for a final status", () => {
     const r = run();
     expect(listingUpdateDue(r, NOTHING_ACKED)).toBe(T0);
     const done = run({ status: "completed", endedAt: T0 + 50, version: 9 });
     // due at the run's creation: already past, so sent at once (not a second after T0 + 40)
     expect(listingUpdateDue(done, acked(r, T0 + 40))).toBe(T0);
     expect(listingAlarmDue(done, acked(r, T0 + 40))).toBe(T0);
+  });
+
+  it("for a run that became running, a moment after the last update, and the alarm is not woken for it", () => {
+    const r = run({ status: "pending" });
+    const started = run({ status: "running", startedAt: T0 + 5, version: 4 });
+    expect(listingUpdateDue(started, acked(r, T0 + 2))).toBe(T0 + 2 + STATUS_COALESCE_MS);
+    expect(listingAlarmDue(started, acked(r, T0 + 2))).toBeNull();
+    // well within the 2 s SPEC 8.2 allows a change of status to reach listings
+    expect(STATUS_COALESCE_MS).toBeLessThan(COALESCE_MS);
+    // any other status goes at once, and is woken for
+    const waiting = run({ status: "waiting", version: 4 });
+    expect(listingUpdateDue(waiting, acked(started, T0 + 10))).toBe(T0);
+    expect(listingAlarmDue(waiting, acked(started, T0 + 10))).toBe(T0);
   });
 
   it("for progress alone, a second after the last update, and the alarm is not woken for it", () => {

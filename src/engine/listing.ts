@@ -72,14 +72,21 @@ export const NOTHING_ACKED: ListingOutboxState = {
   failures: 0,
 };
 
-/** Progress-only changes reach the index at most this often; status changes go at once. */
+/** Progress-only changes reach the index at most this often. */
 export const COALESCE_MS = 2000;
+/**
+ * A run that became `running` tells the index this long after its last update: a run that
+ * ends sooner sends its final status alone, one update rather than two (each is a call into
+ * the owner's index, which every run of the key shares). Every other status goes at once.
+ */
+export const STATUS_COALESCE_MS = 250;
 /** An update in flight is claimed this long: past it, it is sent again (a crash mid-send). */
 export const CLAIM_MS = 10_000;
 
 /**
  * When the index should next hear from the run, or null when it is up to date: at once for a
- * new status (or a run it has never seen), `COALESCE_MS` after the last update for progress,
+ * new status (or a run it has never seen) but `running` (`STATUS_COALESCE_MS` after the last
+ * update), `COALESCE_MS` after the last update for progress,
  * never before `retryAt` (a failure's backoff, or a claim). While the run is being deleted,
  * what is due is the removal of its entry.
  */
@@ -87,22 +94,30 @@ export function listingUpdateDue(run: RunRecord, outbox: ListingOutboxState): nu
   const notBefore = outbox.retryAt ?? Number.NEGATIVE_INFINITY;
   if (run.deleteRequestedAt !== null) return Math.max(run.deleteRequestedAt, notBefore);
   if (listingState(run) === outbox.ackedState) return null;
-  const statusChanged = outbox.ackedStatus !== run.status;
-  const base = statusChanged ? run.createdAt : (outbox.sentAt ?? run.createdAt) + COALESCE_MS;
+  const last = outbox.sentAt ?? run.createdAt;
+  const base =
+    outbox.ackedStatus === run.status
+      ? last + COALESCE_MS
+      : outbox.ackedStatus !== null && run.status === "running"
+        ? last + STATUS_COALESCE_MS
+        : run.createdAt;
   return Math.max(base, notBefore);
 }
 
 /**
  * The part of `listingUpdateDue` the run's alarm points at: a new status, a run the index has
  * never seen, a retry after a failure (or a claim), the removal of a deleted run. A change of
- * progress alone is sent by the live object within `COALESCE_MS` and not woken for: should the
- * object go away first, it reaches the index with the run's next status change or alarm (its
- * final status always does).
+ * progress alone, and a run that became `running`, are sent by the live object and not woken
+ * for: should the object go away first, they reach the index with the run's next status
+ * change or alarm (a running run always has one: its lease, a retry or a timer; its final
+ * status is always woken for).
  */
 export function listingAlarmDue(run: RunRecord, outbox: ListingOutboxState): number | null {
   const due = listingUpdateDue(run, outbox);
   if (due === null || run.deleteRequestedAt !== null || outbox.retryAt !== null) return due;
-  return outbox.ackedStatus === run.status ? null : due;
+  const sentByLiveObject =
+    outbox.ackedStatus === run.status || (outbox.ackedStatus !== null && run.status === "running");
+  return sentByLiveObject ? null : due;
 }
 
 /** How long to wait before trying the index again after `failures` failures in a row: 1 s, 2 s, ... 60 s. */
