@@ -34,6 +34,11 @@ export function containsTemplate(value: string): boolean {
 
 /** Splits a string into literal text and `${...}` expressions; `roots` are the names they may start with. */
 export function parseTemplate(value: string, roots: ReadonlySet<string> = ROOTS): TemplatePart[] {
+  return splitTemplate(value, (expr) => checkExpression(expr, roots));
+}
+
+/** Splits `value` into parts, handing each expression to `check` (which throws what it rejects). */
+function splitTemplate(value: string, check: ((expr: string) => void) | null): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let text = "";
   let i = 0;
@@ -47,7 +52,7 @@ export function parseTemplate(value: string, roots: ReadonlySet<string> = ROOTS)
     const end = findClosingBrace(value, start + 2);
     if (end < 0) throw new TemplateSyntaxError(`unclosed "\${" at offset ${start}`);
     const expr = value.slice(start + 2, end).trim();
-    checkExpression(expr, roots);
+    check?.(expr);
     if (text) parts.push({ kind: "text", text });
     text = "";
     parts.push({ kind: "expr", expr });
@@ -237,26 +242,23 @@ export function evaluate(expr: string, ctx: TemplateContext): unknown {
   return matches[0];
 }
 
-/** Resolves every template inside a JSON value (SPEC 3.2); `roots`: as in `parseTemplate`. */
-export function resolveTemplates(
-  value: unknown,
-  ctx: TemplateContext,
-  roots: ReadonlySet<string> = ROOTS,
-): unknown {
-  if (typeof value === "string") return resolveString(value, ctx, roots);
-  if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx, roots));
+/**
+ * Resolves every template inside a JSON value (SPEC 3.2). The plan's templates were checked
+ * when it was compiled (`parseTemplate`): here they are only split and evaluated.
+ */
+export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown {
+  if (typeof value === "string") return resolveString(value, ctx);
+  if (Array.isArray(value)) return value.map((v) => resolveTemplates(v, ctx));
   if (value !== null && typeof value === "object") {
     // fromEntries defines keys: `out[k] = v` would set the prototype for a key named `__proto__`.
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, resolveTemplates(v, ctx, roots)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveTemplates(v, ctx)]));
   }
   return value;
 }
 
-function resolveString(value: string, ctx: TemplateContext, roots: ReadonlySet<string>): unknown {
+function resolveString(value: string, ctx: TemplateContext): unknown {
   if (!containsTemplate(value)) return value;
-  const parts = parseTemplate(value, roots);
+  const parts = splitTemplate(value, null);
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only?.kind === "expr") return evaluate(only.expr, ctx);
   return parts.map((p) => (p.kind === "text" ? p.text : toText(evaluate(p.expr, ctx)))).join("");

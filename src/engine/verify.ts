@@ -7,7 +7,6 @@
 import type { StepError } from "./records";
 import {
   TemplateUnresolvedError,
-  VERIFY_ROOTS,
   isTruthy,
   resolveTemplates,
   type TemplateContext,
@@ -27,7 +26,7 @@ export function verificationFailure(verification: Verification, output: unknown)
   const { template } = verification;
   let value: unknown;
   try {
-    value = resolveTemplates(template, { ...verification.context, output }, VERIFY_ROOTS);
+    value = resolveTemplates(template, { ...verification.context, output });
   } catch (err) {
     if (!(err instanceof TemplateUnresolvedError))
       return failure(`verify "${template}" could not be evaluated: ${(err as Error).message}`);
