@@ -108,8 +108,8 @@ export class Iteration {
   /**
    * Carries out decisions until nothing is in flight and nothing more is ready. Tools that
    * answer at once (`pass`) would keep this loop from yielding for a whole run: every
-   * YIELD_EVERY started steps it yields a task (and renews its lease), so status reads and answers are served
-   * meanwhile instead of waiting for the iteration's end.
+   * YIELD_EVERY started steps it yields a task (and renews its lease), so status reads and
+   * answers are served meanwhile instead of waiting for the iteration's end.
    */
   private async loop(): Promise<Exclude<Next, { type: "await" }>> {
     let started = 0;
