@@ -117,6 +117,7 @@ export class Checkpoint {
    * whose id could be taken again.
    */
   wipe(now: number): Promise<void> {
+    this.events.discard();
     const deleted = this.storage.deleteAll();
     this.tombstone.write(now);
     this.exists = false;
@@ -190,6 +191,7 @@ export class Checkpoint {
         revision: plan.revision ?? 0,
         newStepIds: r.newStepIds,
       });
+      this.events.flush(); // within the transaction: the event commits (or not) with the repair
     });
     this.plan.remember(plan);
   }

@@ -2,14 +2,26 @@
  * EventTable (owns `events`): the run's append-only event log, read by
  * `GET /v1/runs/:id/events`. It is capped at MAX_EVENTS_PER_RUN by dropping the oldest
  * events; the number dropped is reported (`dropped`) and kept on the run row, so a reader
- * can tell the log has a gap.
+ * can tell the log has a gap. Events appended in one turn are inserted together, in one
+ * statement, once its microtasks are done: before the turn ends, so they commit with the
+ * change they describe; a read or a trim inserts them first.
  */
 import type { EventRecord } from "../../src/engine/records";
 import type { Sql } from "./sql";
 
+type PendingEvent = [
+  type: string,
+  at: number,
+  stepId: string | null,
+  attempt: number | null,
+  data: string | null,
+];
+
 export class EventTable {
   /** Events written since the log was last trimmed to `cap`. */
   private sinceTrim = 0;
+  /** Appended in this turn, not yet inserted (see `append`). */
+  private pending: PendingEvent[] = [];
 
   constructor(
     private readonly db: Sql,
@@ -27,14 +39,37 @@ export class EventTable {
     attempt: number | null = null,
     data?: unknown,
   ): void {
-    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
-      VALUES (${type}, ${now}, ${stepId}, ${attempt}, ${data === undefined ? null : JSON.stringify(data)})`;
+    // Inserted together once the current microtasks are done: before the turn ends (so in the
+    // same commit as the change they describe), in one statement rather than one each.
+    if (this.pending.length === 0) queueMicrotask(() => this.flush());
+    this.pending.push([
+      type,
+      now,
+      stepId,
+      attempt,
+      data === undefined ? null : JSON.stringify(data),
+    ]);
     // A long iteration may write many events before its next commit point: trim on the way too.
     if (++this.sinceTrim >= Math.max(1, Math.floor(this.cap / 10))) this.trim();
   }
 
+  /** Inserts the events appended so far (every read and every trim does this first). */
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const rows = JSON.stringify(this.pending);
+    this.pending = [];
+    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
+      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows})`;
+  }
+
+  /** The storage is being wiped: nothing appended may be written after it. */
+  discard(): void {
+    this.pending = [];
+  }
+
   /** Up to `limit` events with a sequence number above `after`, oldest first. */
   after(after: number, limit: number): EventRecord[] {
+    this.flush();
     return this.db
       .all<EventRecord>`SELECT seq, type, at, step_id AS stepId, attempt, data FROM events
       WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`;
@@ -42,6 +77,7 @@ export class EventTable {
 
   /** Keeps at most `cap` events, dropping the oldest; the count dropped is kept on the run. */
   trim(cap = this.cap): void {
+    this.flush();
     this.sinceTrim = 0;
     if (!Number.isFinite(cap)) return;
     const row = this.db.one<{
