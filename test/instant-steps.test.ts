@@ -4,7 +4,7 @@
  * end, `step_started` then the outcome's events, the counters of the status.
  */
 import { describe, expect, it } from "vitest";
-import { byId, events, execute, stepDetail } from "./helpers";
+import { byId, events, execute, results, stepDetail, upstreamUrl } from "./helpers";
 
 // The workers project leaves MAX_OUTPUT_BYTES at its default (vitest.config.ts does not set it).
 const MAX_OUTPUT_BYTES = 262_144;
@@ -69,5 +69,32 @@ describe("steps whose tool answers at once", () => {
       expect.objectContaining({ attempt: 1, category: "output_too_large" }),
     ]);
     expect(run.progress.runningSteps).toBe(0);
+  });
+});
+
+describe("a dependency's result, as templates read it", () => {
+  it("is what its stored row says: data and metadata, after retries too", async () => {
+    const key = `memo-${crypto.randomUUID()}`;
+    const run = await execute({
+      steps: [
+        {
+          id: "a",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${key}?plan=500,200` },
+          retry: { maxRetries: 2, baseDelayMs: 0 },
+        },
+        {
+          id: "b",
+          tool: "pass",
+          params: { value: { data: "${steps.a.data}", meta: "${steps.a.metadata}" } },
+        },
+        { id: "c", tool: "pass", params: { value: "${steps.b.metadata}" } },
+      ],
+    });
+    expect(run.status).toBe("completed");
+    const stored = Object.fromEntries((await results(run.runId)).map((r) => [r.stepId, r]));
+    expect(stored.a.metadata).toMatchObject({ attempts: 2, retries: 1, status: 200 });
+    expect(stored.b.data).toEqual({ data: stored.a.data, meta: stored.a.metadata });
+    expect(stored.c.data).toEqual(stored.b.metadata);
   });
 });

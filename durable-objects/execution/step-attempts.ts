@@ -42,7 +42,7 @@ import {
   stepCancelled,
   stepSkipped,
 } from "./step-journal";
-import { templateContext } from "./template-context";
+import { keepResult, templateContext } from "./template-context";
 
 /** An attempt that came back, waiting to be committed with the others that arrived together. */
 interface Completion {
@@ -63,6 +63,8 @@ export class StepAttempts {
   /** Steps whose destination is being asked for a slot: its answer starts the call or parks the step. */
   private readonly asking = new Set<number>();
   private completed: Completion[] = [];
+  /** Steps some step's templates read (their results are kept in memory once they succeed). */
+  private readonly referenced: ReadonlySet<number>;
 
   constructor(
     private readonly ctx: RunContext,
@@ -73,6 +75,7 @@ export class StepAttempts {
     /** Something settled or came back: the iteration loop should look again. */
     private readonly notify: () => void,
   ) {
+    this.referenced = new Set(plan.steps.flatMap((s) => s.refs));
     this.attempts = rows.map((r) => r.attempts);
     this.retryBase = rows.map((r) => r.retryBase);
     this.fanOuts = new FanOuts({
@@ -219,7 +222,14 @@ export class StepAttempts {
       attemptStarted(c, step, attempt, now);
       commitVerdict(c, step, attempt, now, verdict, now);
     }
+    this.remember(i, attempt, verdict, now, now);
     this.settleCommitted(i, verdict);
+  }
+
+  /** Step `i`'s verdict was committed: a success that templates read is kept in memory. */
+  private remember(i: number, attempt: number, verdict: Verdict, startedAt: number, now: number) {
+    if (verdict.type === "succeeded" && this.referenced.has(i))
+      keepResult(this.ctx.results, this.plan.steps[i]!, attempt, verdict, startedAt, now);
   }
 
   commitCompleted(): void {
@@ -244,6 +254,7 @@ export class StepAttempts {
   private judge(i: number, attempt: number, startedAt: number, result: AttemptResult, now: number) {
     const verdict = this.verdictOf(i, attempt, result, now);
     commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, attempt, startedAt, verdict, now);
+    this.remember(i, attempt, verdict, startedAt, now);
     this.settleCommitted(i, verdict);
   }
 

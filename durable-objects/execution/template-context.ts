@@ -1,11 +1,15 @@
-/** Builds the template context of SPEC 3.1, loading only the results in `refs`. */
-import type { CompiledPlan } from "../../src/engine/plan";
+/**
+ * Builds the template context of SPEC 3.1, loading only the results in `refs`: from `cache`,
+ * else from their rows (then kept in `cache`).
+ */
+import type { CompiledPlan, CompiledStep } from "../../src/engine/plan";
 import { stepResult, type StepResult } from "../../src/engine/status";
 import {
   addStepResult,
   newTemplateContext,
   type TemplateContext,
 } from "../../src/engine/templates";
+import type { Verdict } from "../../src/engine/verdict";
 import type { Checkpoint } from "../storage/checkpoint";
 
 export function templateContext(
@@ -26,4 +30,27 @@ export function templateContext(
     addStepResult(context, r, plan.steps[r]!.id, result);
   }
   return context;
+}
+
+/**
+ * A success just committed, kept in `cache` as its row would give it, so the steps that read
+ * it need not read the row back. A forEach step's result counts its items: read from rows.
+ */
+export function keepResult(
+  cache: Map<number, StepResult>,
+  step: CompiledStep,
+  attempt: number,
+  verdict: Extract<Verdict, { type: "succeeded" }>,
+  startedAt: number,
+  now: number,
+): void {
+  if (step.forEach !== undefined) return;
+  const { index, id, tool } = step;
+  const row = { index, id, tool, status: "succeeded", reason: null, attempts: attempt } as const;
+  const times = { startedAt, endedAt: now, executionMs: now - startedAt };
+  const rest = { nextAttemptAt: null, waitingFor: null, error: null };
+  cache.set(
+    index,
+    stepResult({ ...row, ...times, ...rest, data: verdict.data, httpStatus: verdict.status }),
+  );
 }
