@@ -3,8 +3,8 @@
  * `GET /v1/runs/:id/events`. It is capped at MAX_EVENTS_PER_RUN by dropping the oldest
  * events; the number dropped is reported (`dropped`) and kept on the run row, so a reader
  * can tell the log has a gap. Events appended in one turn are inserted together, in one
- * statement, once its microtasks are done: before the turn ends, so they commit with the
- * change they describe; a read or a trim inserts them first.
+ * statement, by a microtask: before the turn ends, so they commit with the change they
+ * describe; a read or a trim inserts them first.
  */
 import type { EventRecord } from "../../src/engine/records";
 import type { Sql } from "./sql";
@@ -39,8 +39,8 @@ export class EventTable {
     attempt: number | null = null,
     data?: unknown,
   ): void {
-    // Inserted together once the current microtasks are done: before the turn ends (so in the
-    // same commit as the change they describe), in one statement rather than one each.
+    // Inserted together by a microtask: before the turn ends (so in the same commit as the
+    // change they describe), in one statement rather than one each.
     if (this.pending.length === 0) queueMicrotask(() => this.flush());
     this.pending.push([
       type,
