@@ -34,7 +34,8 @@ export function templateContext(
 
 /**
  * A success just committed, kept in `cache` as its row would give it, so the steps that read
- * it need not read the row back. A forEach step's result counts its items: read from rows.
+ * it need not read the row back. (A forEach step ends through its items, never here: its
+ * result counts them, and is read from rows.)
  */
 export function keepResult(
   cache: Map<number, StepResult>,
@@ -44,7 +45,6 @@ export function keepResult(
   startedAt: number,
   now: number,
 ): void {
-  if (step.forEach !== undefined) return;
   const { index, id, tool } = step;
   const row = { index, id, tool, status: "succeeded", reason: null, attempts: attempt } as const;
   const times = { startedAt, endedAt: now, executionMs: now - startedAt };

@@ -95,13 +95,17 @@ export function listingUpdateDue(run: RunRecord, outbox: ListingOutboxState): nu
   if (run.deleteRequestedAt !== null) return Math.max(run.deleteRequestedAt, notBefore);
   if (listingState(run) === outbox.ackedState) return null;
   const last = outbox.sentAt ?? run.createdAt;
-  const base =
-    outbox.ackedStatus === run.status
-      ? last + COALESCE_MS
-      : outbox.ackedStatus !== null && run.status === "running"
-        ? last + STATUS_COALESCE_MS
-        : run.createdAt;
+  const base = !sentByLiveObject(run, outbox)
+    ? run.createdAt
+    : last + (outbox.ackedStatus === run.status ? COALESCE_MS : STATUS_COALESCE_MS);
   return Math.max(base, notBefore);
+}
+
+/** A change the live object sends when it falls due: progress alone, or a run that became `running`. */
+function sentByLiveObject(run: RunRecord, outbox: ListingOutboxState): boolean {
+  return (
+    outbox.ackedStatus === run.status || (outbox.ackedStatus !== null && run.status === "running")
+  );
 }
 
 /**
@@ -115,9 +119,7 @@ export function listingUpdateDue(run: RunRecord, outbox: ListingOutboxState): nu
 export function listingAlarmDue(run: RunRecord, outbox: ListingOutboxState): number | null {
   const due = listingUpdateDue(run, outbox);
   if (due === null || run.deleteRequestedAt !== null || outbox.retryAt !== null) return due;
-  const sentByLiveObject =
-    outbox.ackedStatus === run.status || (outbox.ackedStatus !== null && run.status === "running");
-  return sentByLiveObject ? null : due;
+  return sentByLiveObject(run, outbox) ? null : due;
 }
 
 /** How long to wait before trying the index again after `failures` failures in a row: 1 s, 2 s, ... 60 s. */
