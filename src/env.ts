@@ -39,8 +39,11 @@ export interface ConfigVars {
  * (worker-configuration.d.ts; `npm run typecheck` checks it is current), and ConfigVars.
  * TOOLS may also be a JSON object rather than a string holding one.
  */
-export interface Env extends Omit<Cloudflare.Env, "TOOLS" | keyof ConfigVars>, ConfigVars {
+export interface Env
+  extends Omit<Cloudflare.Env, "TOOLS" | "ASSETS" | keyof ConfigVars>, ConfigVars {
   TOOLS?: string | Record<string, unknown>;
+  /** The console's static assets (wrangler.toml's `[assets]`); absent in the unit tests' Worker. */
+  ASSETS?: Cloudflare.Env["ASSETS"];
   /** Limits per destination (SPEC 10): a JSON object, or a string holding one. */
   DESTINATIONS?: string | Record<string, unknown>;
 }

@@ -497,7 +497,7 @@ describe("JSON 404s (SPEC 6)", () => {
   it("an unknown route", async () => {
     for (const [method, path] of [
       ["GET", "/v1/nope"],
-      ["GET", "/nowhere"],
+      ["POST", "/healthz"],
       ["DELETE", "/v1/runs"],
     ] as const) {
       const res = await api(path, { method });
@@ -507,5 +507,13 @@ describe("JSON 404s (SPEC 6)", () => {
       expect(body.error.code).toBe("not_found");
       expect(typeof body.error.message).toBe("string");
     }
+  });
+
+  // What the console's static assets answer depends on whether it was built (console/dist);
+  // test/e2e/console.test.ts (which builds it) checks its page.
+  it("any other path is handed to the console's assets, not answered by the API", async () => {
+    const res = await api("/nowhere");
+    expect(res.headers.get("content-type") ?? "").not.toMatch(/json/);
+    expect(await res.text()).not.toContain("not_found");
   });
 });

@@ -28,17 +28,15 @@ export function createApp() {
   app.get("/v1/stats", runStats);
   app.route("/v1/destinations", destinationRoutes);
 
-  app.notFound((c) =>
-    c.json(
-      {
-        error: {
-          code: "not_found",
-          message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
-        },
-      },
+  // Every request reaches the Worker first (wrangler.toml): what is not the API's is the console's.
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    if (c.env.ASSETS && !isApiPath(path)) return c.env.ASSETS.fetch(c.req.raw);
+    return c.json(
+      { error: { code: "not_found", message: `no route for ${c.req.method} ${path}` } },
       404,
-    ),
-  );
+    );
+  });
 
   app.onError((err, c) => {
     if (err instanceof EdgestepError) {
@@ -70,6 +68,13 @@ export function createApp() {
   });
 
   return app;
+}
+
+/** The API's own paths: an unknown one is a JSON 404, never the console's page. */
+function isApiPath(path: string): boolean {
+  return (
+    path === "/v1" || path.startsWith("/v1/") || path === "/healthz" || path === "/openapi.json"
+  );
 }
 
 export type { Env };

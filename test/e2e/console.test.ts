@@ -45,6 +45,14 @@ describe("console: serving and the API key", () => {
       headers: { "sec-fetch-mode": "navigate" },
     });
     expect(api.headers.get("content-type")).toContain("application/json");
+    // Every request reaches the Worker first: what the API does not answer on its own paths
+    // is a JSON 404, and the console's files come from the assets with their headers.
+    const unknown = await fetch(url("/openapi.json"), { method: "POST" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { code: "not_found" } });
+    const script = await fetch(url("/assets/main.js"));
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect(script.headers.get("x-content-type-options")).toBe("nosniff");
     const deep = await fetch(url("/runs/run_x"), { headers: { "sec-fetch-mode": "navigate" } });
     expect(await deep.text()).toContain('<div id="app">');
   });
