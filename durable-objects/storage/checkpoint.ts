@@ -89,7 +89,7 @@ export class Checkpoint {
   /** Stores a new run in one transaction; with a risk gate it waits for approval (SPEC 5.4). */
   create(run: NewRun): void {
     const { plan } = run;
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       migrate(this.db);
       const { mode } = plan.config;
       const gated = run.riskGate.length > 0;
@@ -119,6 +119,7 @@ export class Checkpoint {
   wipe(now: number): Promise<void> {
     this.events.discard();
     const deleted = this.storage.deleteAll();
+    this.db.changed();
     this.tombstone.write(now);
     this.exists = false;
     this.plan.forget();
@@ -180,7 +181,7 @@ export class Checkpoint {
   }) {
     const { plan, index } = r;
     const before = this.plan.read().steps.length;
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       this.plan.replace(plan);
       this.items.forget(index);
       this.steps.redefined(index, plan.steps[index]!.tool);
@@ -194,6 +195,16 @@ export class Checkpoint {
       this.events.flush(); // within the transaction: the event commits (or not) with the repair
     });
     this.plan.remember(plan);
+  }
+
+  /** One transaction: should it throw, its writes are undone, and so is what was read since. */
+  private transaction(body: () => void): void {
+    try {
+      this.storage.transactionSync(body);
+    } catch (err) {
+      this.db.changed();
+      throw err;
+    }
   }
 
   /** Cancels every step that has not finished, closing its open attempt and callback tokens. */

@@ -30,12 +30,15 @@ export class CompensationTable {
     });
   }
 
-  /** The first compensation not finished, if any. */
-  next(): CompensationRow | undefined {
-    return this.db
-      .one<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,
-      started_at AS startedAt, ended_at AS endedAt, error FROM compensations
-      WHERE status NOT IN ('succeeded', 'failed') ORDER BY seq LIMIT 1`;
+  /** The first compensation not finished, if any (shared until the next write: frozen). */
+  next(): Readonly<CompensationRow> | undefined {
+    return this.db.memo("compensations.next", "compensations", () => {
+      const row = this.db
+        .one<CompensationRow>`SELECT seq, step_idx AS stepIndex, status, attempts, next_attempt_at AS nextAttemptAt,
+        started_at AS startedAt, ended_at AS endedAt, error FROM compensations
+        WHERE status NOT IN ('succeeded', 'failed') ORDER BY seq LIMIT 1`;
+      return row && Object.freeze(row);
+    });
   }
 
   /** When the next compensation is due (now, or its retry time), or null when none is left. */

@@ -24,9 +24,14 @@ export class DeliveryTable {
   }
 
   earliestDue(): number | null {
-    return this.db.one<{
-      at: number | null;
-    }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at;
+    return this.db.memo(
+      "webhook_deliveries.earliestDue",
+      "webhook_deliveries",
+      () =>
+        this.db.one<{
+          at: number | null;
+        }>`SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE at IS NULL`!.at,
+    );
   }
 
   due(now: number): DeliveryRow[] {

@@ -22,6 +22,9 @@ export class EventTable {
   private sinceTrim = 0;
   /** Appended in this turn, not yet inserted (see `append`). */
   private pending: PendingEvent[] = [];
+  /** How many events the log holds at most, once a trim counted them: until it exceeds the
+   * cap, a trim needs no statement. */
+  private atMost: number | null = null;
 
   constructor(
     private readonly db: Sql,
@@ -57,6 +60,7 @@ export class EventTable {
   flush(): void {
     if (this.pending.length === 0) return;
     const rows = JSON.stringify(this.pending);
+    if (this.atMost !== null) this.atMost += this.pending.length;
     this.pending = [];
     this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
       SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows})`;
@@ -65,6 +69,7 @@ export class EventTable {
   /** The storage is being wiped: nothing appended may be written after it. */
   discard(): void {
     this.pending = [];
+    this.atMost = null;
   }
 
   /** Up to `limit` events with a sequence number above `after`, oldest first. */
@@ -79,13 +84,15 @@ export class EventTable {
   trim(cap = this.cap): void {
     this.flush();
     this.sinceTrim = 0;
-    if (!Number.isFinite(cap)) return;
+    if (!Number.isFinite(cap) || (this.atMost !== null && this.atMost <= cap)) return;
     const row = this.db.one<{
       first: number | null;
       last: number | null;
     }>`SELECT MIN(seq) AS first, MAX(seq) AS last FROM events`!;
-    if (row.first === null || row.last === null || row.last - row.first + 1 <= cap) return;
-    const below = row.last - cap + 1;
+    const held = row.first === null || row.last === null ? 0 : row.last - row.first + 1;
+    this.atMost = Math.min(held, cap);
+    if (held <= cap) return;
+    const below = row.last! - cap + 1;
     const dropped = this.db.one<{
       n: number;
     }>`SELECT COUNT(*) AS n FROM events WHERE seq < ${below}`!.n;

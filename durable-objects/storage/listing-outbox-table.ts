@@ -62,10 +62,12 @@ export class ListingOutboxTable {
 
   /** The row as written (no claim, no progress kept in memory). */
   private written(): ListingOutboxState {
-    return (
-      this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
-        acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
-        FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED
+    return this.db.memo("listing_outbox", "listing_outbox", () =>
+      Object.freeze(
+        this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
+          acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures
+          FROM listing_outbox WHERE id = 1` ?? NOTHING_ACKED,
+      ),
     );
   }
 

@@ -8,7 +8,12 @@ import type { Sql } from "./sql";
 export class RunTable {
   constructor(private readonly db: Sql) {}
 
+  /** The run row (shared until the next write: frozen). */
   read(): RunRecord | undefined {
+    return this.db.memo("run", null, () => this.readRow());
+  }
+
+  private readRow(): RunRecord | undefined {
     const row = this.db.one<
       Omit<RunRecord, "riskGate" | "counts"> & { riskGate: string | null } & StepCounts
     >`SELECT id, owner, status,
@@ -20,7 +25,7 @@ export class RunTable {
     if (!row) return undefined;
     const { total, succeeded, failed, skipped, cancelled, running, durationSum, durationCount } =
       row;
-    return {
+    return Object.freeze({
       id: row.id,
       owner: row.owner,
       status: row.status,
@@ -29,14 +34,17 @@ export class RunTable {
       endedAt: row.endedAt,
       iterations: row.iterations,
       iterationBudget: row.iterationBudget,
-      riskGate: row.riskGate === null ? null : (JSON.parse(row.riskGate) as string[]),
+      riskGate: row.riskGate === null ? null : Object.freeze(JSON.parse(row.riskGate) as string[]),
       baseUrl: row.baseUrl,
       eventsDropped: row.eventsDropped,
       error: row.error,
       deleteRequestedAt: row.deleteRequestedAt,
       version: row.version,
-      counts: { total, succeeded, failed, skipped, cancelled, running, durationSum, durationCount },
-    };
+      counts: Object.freeze({
+        ...{ total, succeeded, failed, skipped, cancelled },
+        ...{ running, durationSum, durationCount },
+      }),
+    });
   }
 
   insert(run: {

@@ -32,11 +32,62 @@ function textOf(strings: TemplateStringsArray, values: readonly (SqlValue | Raw)
   return text;
 }
 
+const WRITTEN_TABLE = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)/i;
+const writtenTables = new Map<string, string | null>();
+
+/** The table a write statement names (null when it is not one of those forms). */
+function writtenTable(text: string): string | null {
+  let table = writtenTables.get(text);
+  if (table === undefined) writtenTables.set(text, (table = WRITTEN_TABLE.exec(text)?.[1] ?? null));
+  return table;
+}
+
 export class Sql {
   /** Told after every write statement (status readers wait for changes on it). */
   onWrite: (() => void) | undefined;
+  /** Counts writes; `lastWrite` and `lastReset` hold its value after the latest ones. */
+  private writes = 0;
+  private readonly lastWrite = new Map<string, number>();
+  /** After a write whose table is unknown (DDL), a rolled back transaction or a wipe. */
+  private lastReset = 0;
+  private readonly memos = new Map<
+    string,
+    { table: string | null; readAt: number; value: unknown }
+  >();
 
   constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * `read()`'s answer, read again only after a write to `table` (null: after any write, for
+   * a row that triggers keep, such as the run's counters): for the reads that many callers
+   * repeat between two writes (the run row, what the alarm points at). Every statement costs
+   * the runtime a call (and `wrangler dev` a trace span), and a status poll or a commit point
+   * would otherwise read the same rows several times. The answer is shared: it must not be
+   * changed (the owners freeze it).
+   */
+  memo<T>(key: string, table: string | null, read: () => T): T {
+    const hit = this.memos.get(key);
+    if (hit && this.unchangedSince(hit.table, hit.readAt)) return hit.value as T;
+    const value = read();
+    this.memos.set(key, { table, readAt: this.writes, value });
+    return value;
+  }
+
+  /** The storage changed other than by a statement of ours (a rolled back transaction, a wipe). */
+  changed(): void {
+    this.lastReset = ++this.writes;
+  }
+
+  private unchangedSince(table: string | null, readAt: number): boolean {
+    if (table === null) return this.writes === readAt;
+    return this.lastReset <= readAt && (this.lastWrite.get(table) ?? 0) <= readAt;
+  }
+
+  private wrote(text: string): void {
+    const table = writtenTable(text);
+    if (table === null) this.changed();
+    else this.lastWrite.set(table, ++this.writes);
+  }
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
     const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
@@ -48,7 +99,11 @@ export class Sql {
   }
 
   run(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): void {
-    this.all(strings, ...values);
+    try {
+      this.all(strings, ...values);
+    } finally {
+      this.wrote(textOf(strings, values));
+    }
     this.onWrite?.();
   }
 
@@ -61,6 +116,10 @@ export class Sql {
 
   /** Runs statements with no parameters (schema DDL). */
   script(text: string): void {
-    this.sql.exec(text);
+    try {
+      this.sql.exec(text);
+    } finally {
+      this.changed();
+    }
   }
 }

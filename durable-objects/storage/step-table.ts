@@ -72,18 +72,27 @@ export class StepTable {
     return this.db.one<{ idx: number }>`SELECT idx FROM steps WHERE id = ${id}`?.idx;
   }
 
-  /** Steps waiting for an approval, by id. */
-  waitingForApproval(): string[] {
-    return this.db.all<{
-      id: string;
-    }>`SELECT id FROM steps WHERE status = 'waiting' AND waiting_for = 'approval'
-      ORDER BY idx`.map((r) => r.id);
+  /** Steps waiting for an approval, by id (shared until the next write: frozen). */
+  waitingForApproval(): readonly string[] {
+    return this.db.memo("steps.waitingForApproval", "steps", () =>
+      Object.freeze(
+        this.db.all<{
+          id: string;
+        }>`SELECT id FROM steps WHERE status = 'waiting' AND waiting_for = 'approval'
+          ORDER BY idx`.map((r) => r.id),
+      ),
+    );
   }
 
   /** The earliest time a row is due (a scheduled retry or a timer), or null. */
   earliestDue(): number | null {
-    return this.db.one<{ at: number | null }>`SELECT MIN(next_attempt_at) AS at FROM steps
-      WHERE next_attempt_at IS NOT NULL`!.at;
+    return this.db.memo(
+      "steps.earliestDue",
+      "steps",
+      () =>
+        this.db.one<{ at: number | null }>`SELECT MIN(next_attempt_at) AS at FROM steps
+          WHERE next_attempt_at IS NOT NULL`!.at,
+    );
   }
 
   /** Recorded before the tool is called (SPEC 5.5). */

@@ -54,7 +54,7 @@ export interface RunRecord {
   /** Bounded mode: the run pauses when `iterations` reaches it. */
   iterationBudget: number | null;
   /** Step ids awaiting the risk gate (SPEC 5.4), while it is unanswered. */
-  riskGate: string[] | null;
+  riskGate: readonly string[] | null;
   baseUrl: string | null;
   eventsDropped: number;
   /** JSON of `{ category, message }` when the run itself failed (e.g. iteration limit). */
