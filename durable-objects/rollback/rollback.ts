@@ -5,7 +5,7 @@
  * step's policy (backoff by alarm); a compensation that fails for good is recorded and the
  * others still run.
  */
-import type { CompiledStep } from "../../src/engine/plan";
+import { planFeatures, type CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
 import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
 import { callTool, prepare, type Prepared } from "../execution/invoke";
@@ -173,9 +173,11 @@ function failed(
 
 /** `{ state, steps }` for the run's status, or undefined when nothing was compensated. */
 export function rollbackView(c: Checkpoint) {
+  const plan = c.plan.read();
+  if (!planFeatures(plan).compensations) return undefined; // nothing can have been compensated
   const rows = c.compensations.all();
   if (rows.length === 0) return undefined;
-  const steps = c.plan.read().steps;
+  const steps = plan.steps;
   const open = rows.some((r) => r.status !== "succeeded" && r.status !== "failed");
   const anyFailed = rows.some((r) => r.status === "failed");
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());

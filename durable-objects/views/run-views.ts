@@ -5,6 +5,7 @@
  * changes the run.
  */
 import type { StepStatus } from "../../src/engine/records";
+import { planFeatures } from "../../src/engine/plan";
 import { FINAL_RUN_STATUSES, type RunRecord, type StepRecord } from "../../src/engine/records";
 import {
   attemptLog,
@@ -22,7 +23,7 @@ import type { StepViews } from "./step-views";
 /** `GET /v1/runs/:id?view=summary`: everything but the steps, in O(1) of the plan's size. */
 export function summaryView(c: Checkpoint, outbox: WebhookOutbox, run: RunRecord, now: number) {
   const plan = c.plan.read();
-  const waitingSteps = c.steps.waitingForApproval();
+  const waitingSteps = planFeatures(plan).approvals ? c.steps.waitingForApproval() : [];
   const pendingApproval = [
     ...(run.riskGate ? [{ gate: "risk" as const, stepIds: run.riskGate }] : []),
     ...(waitingSteps.length > 0 ? [{ gate: "step" as const, stepIds: waitingSteps }] : []),

@@ -40,3 +40,26 @@ export interface CompiledPlan {
   revision?: number;
   steps: CompiledStep[];
 }
+
+/** What a plan may ever do that a status read would otherwise look for in storage. */
+export interface PlanFeatures {
+  /** A step may wait for an approval (the `approval` tool). */
+  approvals: boolean;
+  /** A step may be compensated on rollback. */
+  compensations: boolean;
+}
+
+const features = new WeakMap<CompiledPlan, PlanFeatures>();
+
+/** The plan's features, worked out once per plan (a repair makes a new plan). */
+export function planFeatures(plan: CompiledPlan): PlanFeatures {
+  let found = features.get(plan);
+  if (!found) {
+    found = {
+      approvals: plan.steps.some((s) => s.tool === "approval"),
+      compensations: plan.steps.some((s) => s.compensate !== undefined),
+    };
+    features.set(plan, found);
+  }
+  return found;
+}

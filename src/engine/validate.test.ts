@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolSet } from "../tools";
 import { checkUrl, parseAllowedHosts } from "./egress";
-import type { CompiledPlan } from "./plan";
+import { planFeatures, type CompiledPlan } from "./plan";
 import { DEFAULT_RETRY } from "./retry";
 import { compilePlan, type CompileResult, type ValidationContext } from "./validate";
 
@@ -590,5 +590,20 @@ describe("ranges", () => {
 
   it("a name longer than 200 characters", () => {
     expect(paths({ name: "n".repeat(201), steps: [pass()] })).toEqual(["name"]);
+  });
+});
+
+describe("planFeatures", () => {
+  it("says whether a plan may wait for an approval or compensate a step, once per plan", () => {
+    const plain = ok({ steps: [{ id: "a", tool: "pass", params: {} }] });
+    expect(planFeatures(plain)).toEqual({ approvals: false, compensations: false });
+    const both = ok({
+      steps: [
+        { id: "a", tool: "pass", params: {}, compensate: { tool: "pass", params: {} } },
+        { id: "gate", tool: "approval", params: {}, dependsOn: ["a"] },
+      ],
+    });
+    expect(planFeatures(both)).toEqual({ approvals: true, compensations: true });
+    expect(planFeatures(both)).toBe(planFeatures(both));
   });
 });
