@@ -2,7 +2,7 @@
  * IndexFeed: keeps the run's entry in its owner's RunIndex up to date from the checkpoint
  * (SPEC 8.2), through the listing outbox (storage/listing-outbox-table.ts): the outbox row
  * says which listing state the index acknowledged, and `listingUpdateDue` says when the
- * next update is due: at once when the status changed, at most every 2 s for progress.
+ * next update is due: at once when the status changed, at most every 5 s for progress.
  *
  * - Durable: the alarm points at a due update (alarm.ts), so an update lost with the object
  *   (a crash, the index unreachable) is sent again by the alarm. An update is claimed while

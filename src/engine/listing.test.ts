@@ -108,11 +108,11 @@ describe("when the index is due an update", () => {
   it("never before a retry time (a failure's backoff, or a claim), which the alarm keeps", () => {
     const before = run();
     const later = run({ status: "waiting" });
-    const outbox = acked(before, T0, T0 + 4000);
-    expect(listingUpdateDue(later, outbox)).toBe(T0 + 4000);
-    expect(listingAlarmDue(later, outbox)).toBe(T0 + 4000);
+    const outbox = acked(before, T0, T0 + 8000);
+    expect(listingUpdateDue(later, outbox)).toBe(T0 + 8000);
+    expect(listingAlarmDue(later, outbox)).toBe(T0 + 8000);
     const progress = run({ counts: { ...before.counts, skipped: 1 } });
-    expect(listingAlarmDue(progress, outbox)).toBe(T0 + 4000);
+    expect(listingAlarmDue(progress, outbox)).toBe(T0 + 8000);
   });
 
   it("for a run being deleted: its removal, whatever the index holds", () => {

@@ -72,8 +72,12 @@ export const NOTHING_ACKED: ListingOutboxState = {
   failures: 0,
 };
 
-/** Progress-only changes reach the index at most this often. */
-export const COALESCE_MS = 2000;
+/**
+ * Progress-only changes reach the index at most this often: each is a call into the owner's
+ * index, which every run of the key shares, and SPEC 8.2 bounds the delay of status changes
+ * only (2 s); a run's own `GET` is always current.
+ */
+export const COALESCE_MS = 5000;
 /**
  * A run that became `running` tells the index this long after its last update: a run that
  * ends sooner sends its final status alone, one update rather than two (each is a call into
