@@ -18,9 +18,13 @@ export class AttemptTable {
 
   /** An attempt that succeeded as soon as it started (a tool that answers at once). */
   ran(step: number, item: number, attempt: number, now: number, httpStatus: number | null): void {
-    this.db
-      .run`INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
-      VALUES (${step}, ${item}, ${attempt}, ${now}, ${now}, ${httpStatus})`;
+    // Held back: a chain of such attempts is written in one statement (Sql.later).
+    this.db.later("attempts.ran", [step, item, attempt, now, httpStatus], (rows) => {
+      this.db
+        .run`INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4
+        FROM json_each(${JSON.stringify(rows)})`;
+    });
   }
 
   /** Closes an attempt: with `error` it failed, else it succeeded (with its HTTP status). */

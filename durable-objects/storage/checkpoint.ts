@@ -117,7 +117,8 @@ export class Checkpoint {
    * whose id could be taken again.
    */
   wipe(now: number): Promise<void> {
-    this.events.discard();
+    this.db.dropHeld(); // nothing held back may be written after the wipe
+    this.events.forget();
     const deleted = this.storage.deleteAll();
     this.db.changed();
     this.tombstone.write(now);
@@ -199,6 +200,7 @@ export class Checkpoint {
 
   /** One transaction: should it throw, its writes are undone, and so is what was read since. */
   private transaction(body: () => void): void {
+    this.db.flushHeld(); // what was held back belongs to the turn, not to this transaction
     try {
       this.storage.transactionSync(body);
     } catch (err) {

@@ -3,8 +3,8 @@
  * `GET /v1/runs/:id/events`. It is capped at MAX_EVENTS_PER_RUN by dropping the oldest
  * events; the number dropped is reported (`dropped`) and kept on the run row, so a reader
  * can tell the log has a gap. Events appended in one turn are inserted together, in one
- * statement, by a microtask: before the turn ends, so they commit with the change they
- * describe; a read or a trim inserts them first.
+ * statement (Sql.later): before the next statement and before the turn ends, so they commit
+ * with the change they describe.
  */
 import type { EventRecord } from "../../src/engine/records";
 import type { Sql } from "./sql";
@@ -20,8 +20,6 @@ type PendingEvent = [
 export class EventTable {
   /** Events written since the log was last trimmed to `cap`. */
   private sinceTrim = 0;
-  /** Appended in this turn, not yet inserted (see `append`). */
-  private pending: PendingEvent[] = [];
   /** How many events the log holds at most, once a trim counted them: until it exceeds the
    * cap, a trim needs no statement. */
   private atMost: number | null = null;
@@ -42,39 +40,38 @@ export class EventTable {
     attempt: number | null = null,
     data?: unknown,
   ): void {
-    // Inserted together by a microtask: before the turn ends (so in the same commit as the
-    // change they describe), in one statement rather than one each.
-    if (this.pending.length === 0) queueMicrotask(() => this.flush());
-    this.pending.push([
+    // Held back and inserted with the turn's other events, in one statement (Sql.later).
+    const row: PendingEvent = [
       type,
       now,
       stepId,
       attempt,
       data === undefined ? null : JSON.stringify(data),
-    ]);
+    ];
+    this.db.later("events", row, (rows) => this.insert(rows), row[4]?.length ?? 0);
     // A long iteration may write many events before its next commit point: trim on the way too.
     if (++this.sinceTrim >= Math.max(1, Math.floor(this.cap / 10))) this.trim();
   }
 
-  /** Inserts the events appended so far (every read and every trim does this first). */
+  /** Inserts the events appended so far (and whatever else is held back: Sql.later). */
   flush(): void {
-    if (this.pending.length === 0) return;
-    const rows = JSON.stringify(this.pending);
-    if (this.atMost !== null) this.atMost += this.pending.length;
-    this.pending = [];
-    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
-      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(${rows})`;
+    this.db.flushHeld();
   }
 
-  /** The storage is being wiped: nothing appended may be written after it. */
-  discard(): void {
-    this.pending = [];
+  private insert(events: PendingEvent[]): void {
+    if (this.atMost !== null) this.atMost += events.length;
+    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
+      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
+      FROM json_each(${JSON.stringify(events)})`;
+  }
+
+  /** The storage was wiped: the log's size is not known any more. */
+  forget(): void {
     this.atMost = null;
   }
 
   /** Up to `limit` events with a sequence number above `after`, oldest first. */
   after(after: number, limit: number): EventRecord[] {
-    this.flush();
     return this.db
       .all<EventRecord>`SELECT seq, type, at, step_id AS stepId, attempt, data FROM events
       WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`;

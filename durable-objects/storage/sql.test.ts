@@ -1,15 +1,18 @@
 /**
  * Sql's memos on the storage of a scratch object: a memo is read again after a write to its
  * table (or, with no table, after any write), and after whatever changed the storage behind
- * the statements (a rolled back transaction, a wipe, DDL).
+ * the statements (a rolled back transaction, a wipe, DDL). Rows held back (`later`) are
+ * written together, before the next statement and before the turn ends.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unique } from "../../test/helpers";
-import { Sql } from "./sql";
+import { HELD_BATCH_BYTES, Sql } from "./sql";
 
-async function withSql(test: (db: Sql, storage: DurableObjectStorage) => void): Promise<void> {
+async function withSql(
+  test: (db: Sql, storage: DurableObjectStorage) => void | Promise<void>,
+): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("sql")));
   await runInDurableObject(stub, (_, state) => {
     const db = new Sql(state.storage.sql);
@@ -70,5 +73,63 @@ describe("Sql.memo", () => {
       db.script("CREATE TABLE c (n INTEGER)");
       m.ofA();
       expect(m.reads.a).toBe(3);
+    }));
+});
+
+/** Holds `n` rows of a back; counts the statements that write them. */
+function holder(db: Sql) {
+  const statements = { n: 0 };
+  const hold = (n: number, bytes = 0) => {
+    for (let i = 0; i < n; i++)
+      db.later(
+        "a",
+        i,
+        (rows) => {
+          statements.n++;
+          db.run`INSERT INTO a (n) SELECT value FROM json_each(${JSON.stringify(rows)})`;
+        },
+        bytes,
+      );
+  };
+  const count = () => db.one<{ c: number }>`SELECT COUNT(*) AS c FROM a`!.c;
+  return { statements, hold, count };
+}
+
+describe("Sql.later", () => {
+  it("writes held rows in one statement, before the next statement reads", () =>
+    withSql((db) => {
+      const h = holder(db);
+      h.hold(50);
+      expect(h.statements.n).toBe(0);
+      expect(h.count()).toBe(51);
+      expect(h.statements.n).toBe(1);
+    }));
+
+  it("writes them before the turn ends, with no statement after them", () =>
+    withSql(async (db) => {
+      const h = holder(db);
+      h.hold(3);
+      await Promise.resolve();
+      expect(h.statements.n).toBe(1);
+      expect(h.count()).toBe(4);
+    }));
+
+  it("writes a batch first when the next row would take it past HELD_BATCH_BYTES", () =>
+    withSql((db) => {
+      const h = holder(db);
+      h.hold(3, HELD_BATCH_BYTES / 2);
+      expect(h.statements.n).toBe(1);
+      expect(h.count()).toBe(4);
+      expect(h.statements.n).toBe(2);
+    }));
+
+  it("drops what it holds when told (a wipe)", () =>
+    withSql(async (db) => {
+      const h = holder(db);
+      h.hold(3);
+      db.dropHeld();
+      await Promise.resolve();
+      expect(h.count()).toBe(1);
+      expect(h.statements.n).toBe(0);
     }));
 });

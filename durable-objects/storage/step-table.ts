@@ -11,7 +11,7 @@ import type {
 } from "../../src/engine/records";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepSnapshot } from "../../src/engine/scheduler";
-import { raw, type Sql } from "./sql";
+import { HELD_BATCH_BYTES, raw, type Sql } from "./sql";
 
 const STEP_COLUMNS =
   raw(`idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
@@ -142,11 +142,24 @@ export class StepTable {
     httpStatus: number | null,
     now: number,
   ): void {
-    this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
-      started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
-      waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
-      WHERE idx = ${index}`;
     this.changed(index);
+    if (data.length > HELD_BATCH_BYTES / 2) {
+      // Alone: escaped into a batch's JSON, a large output could pass SQLite's 2 MB per value.
+      this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
+        started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
+        waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
+        WHERE idx = ${index}`;
+      return;
+    }
+    // Held back: a chain of such steps is written in one statement (Sql.later).
+    const row = [index, attempt, now, data, httpStatus] as const;
+    const write = (rows: (typeof row)[]) =>
+      this.db.run`UPDATE steps SET status = 'succeeded', attempts = j.value ->> 1,
+        started_at = COALESCE(started_at, j.value ->> 2), ended_at = j.value ->> 2,
+        data = j.value ->> 3, error = NULL, waiting_for = NULL, next_attempt_at = NULL,
+        http_status = j.value ->> 4, execution_ms = 0
+        FROM json_each(${JSON.stringify(rows)}) AS j WHERE idx = j.value ->> 0`;
+    this.db.later("steps.succeededAtOnce", row, write, data.length);
   }
 
   /** `data`: an output that failed the step's `verify` (SPEC 9.1) is kept. */
