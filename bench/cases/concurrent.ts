@@ -3,11 +3,13 @@
  * all submitted at once, each polled every 200 ms by its own client loop; the same batch of
  * Workflows. Batch time: the first request sent -> the last run seen final (client clock).
  * Every run's calls are checked in the upstream's log (each made exactly once). The warm-up
- * rounds run batches of 20: enough to warm both up, and the full batches take minutes.
+ * rounds run batches of 20: enough to warm both up, and the full batches take minutes. Each
+ * batch waits for an idle machine first (bench/settle.ts).
  */
 import type { Followed, Submitted } from "../client.ts";
 import { ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
 import { chainDag, dagPlan, dagUrl, type Dag } from "../plans.ts";
+import { settle } from "../settle.ts";
 import { medians, percentile, rotate } from "../stats.ts";
 
 const STEPS = 5;
@@ -76,7 +78,12 @@ export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
       async () => void (s.es = await edgestep(runs, `conc${round}es`)),
       ...(ctx.wf ? [async () => void (s.wf = await workflows(runs, `conc${round}wf`))] : []),
     ];
-    for (const job of rotate(jobs, round)) await job();
+    // Each batch on an idle machine: the other server digests its 200 runs for seconds after
+    // its client saw the last one final.
+    for (const job of rotate(jobs, round)) {
+      await settle();
+      await job();
+    }
     return s;
   });
   const es = medians(samples.map((s) => s.es!));
