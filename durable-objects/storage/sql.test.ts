@@ -14,11 +14,11 @@ async function withSql(
   test: (db: Sql, storage: DurableObjectStorage) => void | Promise<void>,
 ): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("sql")));
-  await runInDurableObject(stub, (_, state) => {
+  await runInDurableObject(stub, async (_, state) => {
     const db = new Sql(state.storage.sql);
     db.script(`CREATE TABLE a (n INTEGER NOT NULL); CREATE TABLE b (n INTEGER NOT NULL);
       INSERT INTO a (n) VALUES (1); INSERT INTO b (n) VALUES (1);`);
-    test(db, state.storage);
+    await test(db, state.storage);
   });
 }
 
