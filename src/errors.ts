@@ -60,6 +60,14 @@ export class RateLimitedError extends EdgestepError {
   }
 }
 
+/** Something the request needs cannot be reached for now (the caller's run index): retry. */
+export class UnavailableError extends EdgestepError {
+  readonly code = "unavailable";
+  readonly status = 503;
+  override readonly retryable = true;
+  readonly retryAfterSeconds = 1;
+}
+
 export class UnauthorizedError extends EdgestepError {
   readonly code = "unauthorized";
   readonly status = 401;

@@ -129,4 +129,17 @@ describe("the listing catches up after faults", () => {
     expect((await statuses(via)).map(([id]) => id)).toEqual([kept]);
     expect(await fireAlarm(runId)).toBe(false); // the deletion is done
   });
+
+  it("a listing or stats read the index cannot answer is a 503 to retry, then works", async () => {
+    const { via, index } = await tenant();
+    const runId = await created(passPlan(), {}, via);
+    await index.failReads(2);
+    for (const path of ["/v1/runs", "/v1/stats"]) {
+      const res = await via(path);
+      expect(res.status, path).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await res.json()).toMatchObject({ error: { code: "unavailable" } });
+    }
+    expect((await listAll({}, via)).map((r) => r.runId)).toEqual([runId]);
+  });
 });

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { runIndexOf } from "../../durable-objects/run-index/run-index";
 import { decodeCursor } from "../engine/listing";
-import { InvalidPlanError } from "../errors";
+import { InvalidPlanError, UnavailableError } from "../errors";
 import { listRunsQuerySchema } from "./schemas/listing";
 import type { AppEnv } from "./types";
 import { parseInput } from "./validate-input";
@@ -20,18 +20,34 @@ export async function listRuns(c: Context<AppEnv>) {
     const message = "not a cursor this API gave out: pass the `next` of the previous page";
     throw new InvalidPlanError([{ path: "query.cursor", message }], "invalid_request");
   }
-  const page = await runIndexOf(c.env, c.get("owner")).list({
-    ...(query.status && { statuses: query.status }),
-    ...(query.name !== undefined && { name: query.name }),
-    ...(query.tag && { tags: query.tag }),
-    ...(query.createdAfter !== undefined && { createdAfter: query.createdAfter }),
-    ...(query.createdBefore !== undefined && { createdBefore: query.createdBefore }),
-    ...(after && { after }),
-    limit: query.limit,
-  });
+  const index = runIndexOf(c.env, c.get("owner"));
+  const page = await fromIndex(() =>
+    index.list({
+      ...(query.status && { statuses: query.status }),
+      ...(query.name !== undefined && { name: query.name }),
+      ...(query.tag && { tags: query.tag }),
+      ...(query.createdAfter !== undefined && { createdAfter: query.createdAfter }),
+      ...(query.createdBefore !== undefined && { createdBefore: query.createdBefore }),
+      ...(after && { after }),
+      limit: query.limit,
+    }),
+  );
   return c.json(page);
 }
 
 export async function runStats(c: Context<AppEnv>) {
-  return c.json(await runIndexOf(c.env, c.get("owner")).stats());
+  const index = runIndexOf(c.env, c.get("owner"));
+  return c.json(await fromIndex(() => index.stats()));
+}
+
+/** A read of the caller's index; one that fails is a 503 to retry (the runs are unharmed). */
+async function fromIndex<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    console.warn("edgestep: a run index could not be read", err);
+    throw new UnavailableError("the run listing cannot be read right now: retry shortly", {
+      cause: err,
+    });
+  }
 }

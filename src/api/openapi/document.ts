@@ -19,7 +19,7 @@ type Operation = { security?: unknown[]; responses: Record<string, unknown> };
 /**
  * Every operation under the bearer scheme may answer 401 (SPEC 6), and with REQUIRE_API_KEYS
  * and no API_KEYS, 503: declared once here rather than in each route, so a new route cannot
- * forget them.
+ * forget them (a route that declares a 503 of its own says both).
  */
 function withAuthResponses<T extends { paths: Record<string, Record<string, Operation>> }>(
   doc: T,
@@ -31,7 +31,7 @@ function withAuthResponses<T extends { paths: Record<string, Record<string, Oper
       op.responses[401] = error(
         "missing, malformed or unknown API key (only when API_KEYS is set)",
       );
-      op.responses[503] = error(
+      op.responses[503] ??= error(
         "auth_not_configured: the deployment requires API_KEYS (REQUIRE_API_KEYS) and none is set",
       );
     }

@@ -24,6 +24,13 @@ const notFound = error("no such run (or not yours)");
 const conflict = error("not allowed in the run's current status");
 const badRequest = error("a bad parameter or body: `issues` name it");
 const tooLarge = error("body larger than its limit");
+const indexUnavailable = {
+  ...error(
+    "unavailable: the caller's run index cannot be read right now (retry after Retry-After); " +
+      "or auth_not_configured: the deployment requires API_KEYS and none is set",
+  ),
+  headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } },
+};
 
 const runId = {
   name: "runId",
@@ -138,7 +145,7 @@ export function paths() {
         tags: ["listing"],
         summary: "List the caller's runs, newest first (SPEC 8.2)",
         parameters: queryParams(listRunsQuerySchema, ["tag"]),
-        responses: { 200: ok("a page of runs", "RunList"), 400: badRequest },
+        responses: { 200: ok("a page of runs", "RunList"), 400: badRequest, 503: indexUnavailable },
       },
     },
     "/v1/stats": {
@@ -146,7 +153,7 @@ export function paths() {
         operationId: "getStats",
         tags: ["listing"],
         summary: "Count the caller's runs by status",
-        responses: { 200: ok("counts", "Stats") },
+        responses: { 200: ok("counts", "Stats"), 503: indexUnavailable },
       },
     },
     ...runPaths(),
