@@ -134,6 +134,11 @@ const planSchemas = new Map<number, ReturnType<typeof buildPlanSchema>>();
 
 function buildPlanSchema(maxSteps: number) {
   return z.strictObject({
+    $schema: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe("the plan's JSON Schema (docs/plan.schema.json), for editors; ignored"),
     name: z.string().max(200).optional(),
     tags: tagsSchema.optional(),
     input: z.unknown().optional(),

@@ -607,3 +607,16 @@ describe("planFeatures", () => {
     expect(planFeatures(both)).toBe(planFeatures(both));
   });
 });
+
+describe("$schema", () => {
+  it("a plan may name its JSON Schema for editors; it is accepted and ignored", () => {
+    const plan = ok({
+      $schema: "./plan.schema.json",
+      steps: [{ id: "a", tool: "pass", params: {} }],
+    });
+    expect(plan).not.toHaveProperty("$schema");
+    expect(issues({ $schema: 1, steps: [{ id: "a", tool: "pass" }] }).issues).toEqual([
+      expect.objectContaining({ path: "$schema" }),
+    ]);
+  });
+});
