@@ -11,6 +11,7 @@ import type { StepError } from "../../src/engine/records";
 import {
   cancelRun,
   outcomeOf,
+  releasesWork,
   settle,
   type Outcome,
   wakeWaiting,
@@ -89,9 +90,13 @@ export class StepAttempts {
     this.planner = new PlannerCalls(ctx, plan, s, invoker.runId, notify);
   }
 
-  /** Attempts came back while others are still in flight: they may be worth committing together. */
+  /**
+   * Attempts came back while others are still in flight: worth committing together, unless
+   * one of them lets more work start (a dependent, a queued step), which then goes first.
+   */
   get batching(): boolean {
-    return this.completed.length > 0 && this.controllers.size > 0;
+    if (this.completed.length === 0 || this.controllers.size === 0) return false;
+    return !this.completed.some((c) => releasesWork(this.s, c.i));
   }
 
   /** Cancels the run: nothing new starts, in-flight attempts are aborted. */

@@ -11,6 +11,7 @@ import {
   finalStatus,
   onlyWaitingForAnswers,
   outcomeOf,
+  releasesWork,
   settle,
   wakeWaiting,
   type Action,
@@ -761,5 +762,21 @@ describe("quota waits (SPEC 10)", () => {
     expect(s.timerWaits).toBe(1);
     expect(s.answerWaits).toBe(0);
     expect(decide(s, 0)).toEqual({ actions: [], next: { type: "sleep", until: 2_000 } });
+  });
+});
+
+describe("releasesWork", () => {
+  it("a step whose end starts a dependent waiting on it alone, or frees a slot for a queued step", () => {
+    // 0 and 1 run; 2 waits for both; 3 waits for 1 alone.
+    const s = begin(plan([{}, {}, { deps: [0, 1] }, { deps: [1] }]));
+    decide(s, 0);
+    expect(releasesWork(s, 0)).toBe(false); // 2 still waits for 1
+    expect(releasesWork(s, 1)).toBe(true); // 3 waits for 1 alone
+    settle(s, 1, { type: "succeeded" });
+    expect(releasesWork(s, 0)).toBe(true); // now 2 waits for 0 alone
+
+    const queued = begin(plan(independent(3), { maxParallel: 2 }));
+    decide(queued, 0);
+    expect(releasesWork(queued, 0)).toBe(true); // step 2 waits for a slot
   });
 });

@@ -80,6 +80,16 @@ export function decide(s: Scheduler, now: number): { actions: Action[]; next: Ne
   return { actions, next: { type: "sleep", until: pendingReady ? now : nextTimer(s) } };
 }
 
+/**
+ * Whether step `i` ending would let another step start: a ready step waits for a slot
+ * (`maxParallel`), or a dependent waits for `i` alone. The shell commits such a result at
+ * once instead of waiting a task to commit it with others: it is on the path of more work.
+ */
+export function releasesWork(s: Scheduler, i: number): boolean {
+  if (s.readyHead < s.ready.length) return true;
+  return s.dependents[i]!.some((d) => s.status[d] === "pending" && s.unfinishedDeps[d] === 1);
+}
+
 /** Records a committed outcome of step `i`. */
 export function settle(s: Scheduler, i: number, outcome: Outcome): void {
   const before = s.status[i]!;
