@@ -9,7 +9,8 @@
 import { iso, type Call, type Followed, type Submitted } from "./client.ts";
 import { ms, NONE, type Ctx, type Row } from "./context.ts";
 import { dagPlan, dagUrl, type Dag } from "./plans.ts";
-import { mean, median, medians, rotate } from "./stats.ts";
+import { inTurns } from "./settle.ts";
+import { mean, median, medians } from "./stats.ts";
 
 export interface DagTiming extends Record<string, number> {
   /** Upstream clock: first call arrived -> last call answered. */
@@ -119,7 +120,7 @@ export async function dagRounds(
           ]
         : []),
     ];
-    for (const job of rotate(jobs, round)) await job();
+    await inTurns(jobs, round);
     return s;
   });
   return {

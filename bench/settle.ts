@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { sleep } from "./client.ts";
+import { rotate } from "./stats.ts";
 
 const STAT = "/proc/stat";
 
@@ -26,16 +27,31 @@ function cpuTimes(): [number, number] {
 export async function settle(
   maxBusy = 0.15,
   timeoutMs = 60_000,
+  /** How long each look at the CPUs lasts. */
+  sampleMs = 1_000,
 ): Promise<{ waitedMs: number; busy: number | null }> {
   if (!existsSync(STAT)) return { waitedMs: 0, busy: null };
   const t0 = performance.now();
   let busy = 1;
   while (performance.now() - t0 < timeoutMs) {
     const [b0, t0j] = cpuTimes();
-    await sleep(1_000);
+    await sleep(sampleMs);
     const [b1, t1j] = cpuTimes();
     busy = (b1 - b0) / Math.max(1, t1j - t0j);
     if (busy <= maxBusy) break;
   }
   return { waitedMs: performance.now() - t0, busy };
+}
+
+/**
+ * Runs a round's contenders one after the other, in an order that rotates with `round` (so
+ * none always goes first), each on an idle machine: a server goes on digesting a run after
+ * its client saw it end (Workflows' local traces, a batch's 200 runs), and a contender
+ * measured meanwhile reports what nobody running it alone would see.
+ */
+export async function inTurns(jobs: readonly (() => Promise<void>)[], round: number) {
+  for (const job of rotate(jobs, round)) {
+    await settle(0.15, 60_000, 500);
+    await job();
+  }
 }

@@ -11,7 +11,8 @@
 import { iso } from "../client.ts";
 import { kib, ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
 import { probedChain } from "../plans.ts";
-import { median, medians, rotate } from "../stats.ts";
+import { inTurns } from "../settle.ts";
+import { median, medians } from "../stats.ts";
 
 /** 2: the baseline, the two calls with no `pass` step between them. */
 const SIZES = [2, 100, 1_000, 10_000] as const;
@@ -58,7 +59,7 @@ export async function bigChainCase(ctx: Ctx): Promise<CaseResult> {
       s[n] = run.timing;
       if (n === BIG) ctx.bigRunId = run.runId;
     });
-    for (const job of rotate(jobs, round)) await job();
+    await inTurns(jobs, round);
     return s;
   });
   const by = Object.fromEntries(

@@ -8,7 +8,8 @@
 import { iso } from "../client.ts";
 import { ms, NONE, type CaseResult, type Ctx } from "../context.ts";
 import { passChain } from "../plans.ts";
-import { median, medians, rotate } from "../stats.ts";
+import { inTurns } from "../settle.ts";
+import { median, medians } from "../stats.ts";
 
 const STEPS = 200;
 const GOAL = 0.1;
@@ -63,7 +64,7 @@ export async function chainCase(ctx: Ctx): Promise<CaseResult> {
           ]
         : []),
     ];
-    for (const job of rotate(jobs, round)) await job();
+    await inTurns(jobs, round);
     return s;
   });
   const es = medians(samples.map((s) => s.es));

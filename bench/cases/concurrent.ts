@@ -9,8 +9,8 @@
 import type { Followed, Submitted } from "../client.ts";
 import { ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
 import { chainDag, dagPlan, dagUrl, type Dag } from "../plans.ts";
-import { settle } from "../settle.ts";
-import { medians, percentile, rotate } from "../stats.ts";
+import { inTurns } from "../settle.ts";
+import { medians, percentile } from "../stats.ts";
 
 const STEPS = 5;
 const CALL_MS = 20;
@@ -78,12 +78,7 @@ export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
       async () => void (s.es = await edgestep(runs, `conc${round}es`)),
       ...(ctx.wf ? [async () => void (s.wf = await workflows(runs, `conc${round}wf`))] : []),
     ];
-    // Each batch on an idle machine: the other server digests its 200 runs for seconds after
-    // its client saw the last one final.
-    for (const job of rotate(jobs, round)) {
-      await settle();
-      await job();
-    }
+    await inTurns(jobs, round);
     return s;
   });
   const es = medians(samples.map((s) => s.es!));

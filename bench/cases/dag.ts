@@ -7,7 +7,8 @@
 import { ms, NONE, type CaseResult, type Ctx } from "../context.ts";
 import { dagRounds, dagRows, edgestepDag, type EdgestepDagTiming } from "../dag-runs.ts";
 import { randomDag, type Dag } from "../plans.ts";
-import { medians, rotate } from "../stats.ts";
+import { inTurns } from "../settle.ts";
+import { medians } from "../stats.ts";
 
 const STEPS = 200;
 const MAX_PARALLEL = 100;
@@ -74,7 +75,7 @@ export async function pollingCase(ctx: Ctx): Promise<CaseResult> {
       async () =>
         void (s.slow = await edgestepDag(ctx, dag, MAX_PARALLEL, `poll${round}s`, SLOW_POLL_MS)),
     ];
-    for (const job of rotate(jobs, round)) await job();
+    await inTurns(jobs, round);
     return s;
   });
   const fast = medians(samples.map((s) => s.fast!));
