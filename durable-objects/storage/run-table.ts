@@ -41,8 +41,14 @@ export class RunTable {
       deleteRequestedAt: row.deleteRequestedAt,
       version: row.version,
       counts: Object.freeze({
-        ...{ total, succeeded, failed, skipped, cancelled },
-        ...{ running, durationSum, durationCount },
+        total,
+        succeeded,
+        failed,
+        skipped,
+        cancelled,
+        running,
+        durationSum,
+        durationCount,
       }),
     });
   }

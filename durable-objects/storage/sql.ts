@@ -132,9 +132,7 @@ export class Sql {
   }
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
-    this.flushHeld();
-    const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
-    return this.sql.exec(textOf(strings, values), ...bound).toArray() as T[];
+    return this.exec<T>(textOf(strings, values), values);
   }
 
   one<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T | undefined {
@@ -142,12 +140,19 @@ export class Sql {
   }
 
   run(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): void {
+    const text = textOf(strings, values);
     try {
-      this.all(strings, ...values);
+      this.exec(text, values);
     } finally {
-      this.wrote(textOf(strings, values));
+      this.wrote(text);
     }
     this.onWrite?.();
+  }
+
+  private exec<T>(text: string, values: readonly (SqlValue | Raw)[]): T[] {
+    this.flushHeld();
+    const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
+    return this.sql.exec(text, ...bound).toArray() as T[];
   }
 
   tableExists(name: string): boolean {

@@ -134,7 +134,10 @@ export class StepTable {
     this.changed(index);
   }
 
-  /** An attempt that succeeded at once: started and succeeded in one write. */
+  /**
+   * An attempt that succeeded at once: written with the turn's others in one statement (a
+   * large output on its own).
+   */
   succeededAtOnce(
     index: number,
     attempt: number,
@@ -142,15 +145,14 @@ export class StepTable {
     httpStatus: number | null,
     now: number,
   ): void {
-    this.changed(index);
     if (data.length > HELD_BATCH_BYTES / 2) {
-      // Alone: escaped into a batch's JSON, a large output could pass SQLite's 2 MB per value.
-      this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
-        started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
-        waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
-        WHERE idx = ${index}`;
+      // Not held back: escaped into a batch's JSON, a large output could pass SQLite's 2 MB
+      // per value. Written as any attempt is, its start then its success.
+      this.attemptStarted(index, attempt, now);
+      this.succeeded(index, data, httpStatus, 0, now);
       return;
     }
+    this.changed(index);
     // Held back: a chain of such steps is written in one statement (Sql.later).
     const row = [index, attempt, now, data, httpStatus] as const;
     const write = (rows: (typeof row)[]) =>
