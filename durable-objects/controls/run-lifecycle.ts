@@ -58,11 +58,14 @@ export class RunLifecycle {
     // The alarm is set in this same turn, so the run and its alarm commit together: after a
     // crash from here on, the alarm still starts the run and sends its listing entry.
     await this.d.work.alarm.rearm(wake);
+    // The run starts before its entry is published: its first calls never wait for the
+    // owner's index (up to INDEX_WAIT_MS when it is slow), and the entry it publishes already
+    // says `running`, instead of `pending` followed by a second update a moment later. (The
+    // iteration marks the run running in its first microtask, before `publish` reads it.)
+    if (wake !== null) this.d.wake();
     await this.d.feed.publish();
-    await this.d.rearm(wake);
-    if (wake === null) return { created: true, status: "waiting" };
-    this.d.wake();
-    return { created: true, status: "pending" };
+    await this.d.rearm(); // (`wake` is armed: passed again, it would outlive the iteration it started)
+    return { created: true, status: wake === null ? "waiting" : "pending" };
   }
 
   /**

@@ -118,6 +118,20 @@ describe("e2e: listings, stats and deletion per API key", () => {
     }
   });
 
+  it("a run that starts at once is listed as running by the time its POST answers", async () => {
+    const tag = `started-${Date.now()}`;
+    const plan = { tags: { e2e: tag }, steps: [{ id: "w", tool: "wait", params: { ms: 60_000 } }] };
+    const { status, body } = await call(KEY_A, "POST", "/v1/runs", plan);
+    expect(status).toBe(202);
+    // Read at once: no update could have followed the entry the POST published.
+    const [entry] = await listed(KEY_A, `?tag=e2e:${tag}`);
+    const run = (await call(KEY_A, "GET", `/v1/runs/${body.runId}`)).body;
+    expect(run.status).toBe("running");
+    expect(entry).toMatchObject({ runId: body.runId, status: "running", startedAt: run.startedAt });
+    expect(entry.startedAt).not.toBeNull();
+    await call(KEY_A, "POST", `/v1/runs/${body.runId}/cancel`);
+  });
+
   it("a deleted run is forgotten by every route; its Idempotency-Key creates a new run", async () => {
     const headers = { "idempotency-key": `e2e-${Date.now()}` };
     const first = await create(KEY_B, gated(), headers);
