@@ -6,7 +6,8 @@
  * `npm run schema` writes it to docs/openapi.json for tools that want a file.
  */
 import { schemaComponents } from "./components.ts";
-import { error, paths } from "./paths.ts";
+import { error } from "./parts.ts";
+import { paths } from "./paths.ts";
 
 /** Where a document that is not served by a Worker (docs/openapi.json) says the API is. */
 export const LOCAL_SERVER = {
