@@ -64,7 +64,8 @@ export class RunLifecycle {
     // iteration marks the run running in its first microtask, before `publish` reads it.)
     if (wake !== null) this.d.wake();
     await this.d.feed.publish();
-    await this.d.rearm(); // (`wake` is armed: passed again, it would outlive the iteration it started)
+    // Not `wake` again: the iteration has consumed it, and stored anew it would outlive it.
+    await this.d.rearm();
     return { created: true, status: wake === null ? "waiting" : "pending" };
   }
 

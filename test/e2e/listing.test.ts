@@ -123,7 +123,7 @@ describe("e2e: listings, stats and deletion per API key", () => {
     const plan = { tags: { e2e: tag }, steps: [{ id: "w", tool: "wait", params: { ms: 60_000 } }] };
     const { status, body } = await call(KEY_A, "POST", "/v1/runs", plan);
     expect(status).toBe(202);
-    // Read at once: no update could have followed the entry the POST published.
+    // Read at once, it is the entry the POST published (a status update would come 250 ms later).
     const [entry] = await listed(KEY_A, `?tag=e2e:${tag}`);
     const run = (await call(KEY_A, "GET", `/v1/runs/${body.runId}`)).body;
     expect(run.status).toBe("running");
