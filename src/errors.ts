@@ -14,6 +14,8 @@ export abstract class EdgestepError extends Error {
   abstract readonly code: string;
   abstract readonly status: 400 | 401 | 404 | 409 | 413 | 429 | 503;
   readonly retryable: boolean = false;
+  /** When set, how long to wait before retrying: it becomes the `Retry-After` header. */
+  readonly retryAfterSeconds?: number;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
@@ -48,13 +50,13 @@ export class ConflictError extends EdgestepError {
   readonly status = 409;
 }
 
-/** Too many requests; `retryAfterSeconds` becomes the `Retry-After` header. */
+/** Too many requests: retry after `retryAfterSeconds`. */
 export class RateLimitedError extends EdgestepError {
   readonly code = "rate_limited";
   readonly status = 429;
   constructor(
     message: string,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super(message);
   }
@@ -65,7 +67,7 @@ export class UnavailableError extends EdgestepError {
   readonly code = "unavailable";
   readonly status = 503;
   override readonly retryable = true;
-  readonly retryAfterSeconds = 1;
+  override readonly retryAfterSeconds = 1;
 }
 
 export class UnauthorizedError extends EdgestepError {

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { settings, type Env } from "../env";
-import { EdgestepError, InvalidPlanError, RateLimitedError, UnavailableError } from "../errors";
+import { EdgestepError, InvalidPlanError } from "../errors";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
 import { runStats } from "./listing";
@@ -40,7 +40,7 @@ export function createApp() {
 
   app.onError((err, c) => {
     if (err instanceof EdgestepError) {
-      if (err instanceof RateLimitedError || err instanceof UnavailableError)
+      if (err.retryAfterSeconds !== undefined)
         c.header("Retry-After", String(err.retryAfterSeconds));
       const body = {
         error: {
