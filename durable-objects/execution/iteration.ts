@@ -23,6 +23,7 @@ import type { Ticket } from "./tickets";
 import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
 import { Wakeup } from "./wakeup";
+import { nextTask } from "../turns";
 
 /** Started steps after which the loop yields a task (see `loop`). */
 const YIELD_EVERY = 64;
@@ -216,8 +217,6 @@ export class Iteration {
     this.ctx.statusChanged("failed", now);
   }
 }
-
-const nextTask = () => new Promise((r) => setTimeout(r, 0));
 
 function minOf(a: number | null, b: number | null): number | null {
   return a === null ? b : b === null ? a : Math.min(a, b);
