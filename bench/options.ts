@@ -16,6 +16,8 @@ export interface Options {
   /** Measured rounds per case, after `warmup` discarded ones. */
   repeats: number;
   warmup: number;
+  /** Runs of each kind each server serves before the first case (bench/warm-up.ts). */
+  serverWarmup: number;
   /** Seed of the random DAG. */
   seed: number;
   /** How long the client sleeps between a status answer and its next request. */
@@ -71,6 +73,7 @@ export function readOptions(): Options {
   return {
     repeats: int("BENCH_REPEATS", 5, 1),
     warmup: int("BENCH_WARMUP", 1, 0),
+    serverWarmup: int("BENCH_SERVER_WARMUP", 20, 0, 1_000),
     seed: int("BENCH_SEED", 42, 0, 2 ** 32 - 1),
     pollMs: int("BENCH_POLL_MS", 25, 0, 60_000),
     pollView: view,

@@ -25,6 +25,7 @@ import { readOptions, type CaseName, type Options } from "./options.ts";
 import { markdown, writeResults } from "./report.ts";
 import { atExit, upstreamProcess, wranglerDev, type Service } from "./services.ts";
 import { settle } from "./settle.ts";
+import { warmServers } from "./warm-up.ts";
 import { BENCH_DIR, ROOT, gitCommit, sourceTree } from "./source-tree.ts";
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -200,9 +201,9 @@ async function main(): Promise<void> {
       `ready: ${services.map((s) => `${s.name} in ${s.startupSeconds.toFixed(1)} s`).join(", ")}`,
     );
 
-    const { rows, notes, data, errors } = await runCases(
-      makeContext(opts, tmp, tree, es, wf, upstream),
-    );
+    const ctx = makeContext(opts, tmp, tree, es, wf, upstream);
+    await warmServers(ctx, opts.serverWarmup);
+    const { rows, notes, data, errors } = await runCases(ctx);
     const loadAverage = load();
     const wrangler = (
       JSON.parse(readFileSync(join(ROOT, "node_modules", "wrangler", "package.json"), "utf8")) as {
@@ -210,7 +211,7 @@ async function main(): Promise<void> {
       }
     ).version;
     const header =
-      `edgestep bench: \`wrangler dev\` ${wrangler} (local), median of ${opts.repeats} round(s) after ${opts.warmup} warm-up; ` +
+      `edgestep bench: \`wrangler dev\` ${wrangler} (local), median of ${opts.repeats} round(s) after ${opts.warmup} warm-up (servers warmed by ${opts.serverWarmup} runs of each kind); ` +
       `polls every ${opts.pollMs} ms (${opts.pollView} view); ${cpus().length} CPUs, load average ${loadAverage.before.toFixed(1)} → ${loadAverage.after.toFixed(1)} ` +
       `(mean ${loadAverage.mean.toFixed(1)}, max ${loadAverage.max.toFixed(1)}); Node ${process.version}; ${opts.ref ? `revision ${opts.ref}` : "working tree"}`;
     const table = markdown(rows);
