@@ -3,8 +3,10 @@
  * all submitted at once, each polled every 200 ms by its own client loop; the same batch of
  * Workflows. Batch time: the first request sent -> the last run seen final (client clock).
  * Every run's calls are checked in the upstream's log (each made exactly once). The warm-up
- * rounds run batches of 20: enough to warm both up, and the full batches take minutes. Each
- * batch waits for an idle machine first (bench/settle.ts).
+ * round runs full batches too: after a batch of 20, edgestep's first full batch still took
+ * 15-30 % longer than the ones after it (7.1, 7.4 and 6.8 s against 4.5-5.9 s, in three full
+ * bench runs), the first time its server holds 200 runs at once. Each batch waits for an idle
+ * machine first (bench/settle.ts).
  */
 import type { Followed, Submitted } from "../client.ts";
 import { ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
@@ -16,7 +18,6 @@ const STEPS = 5;
 const CALL_MS = 20;
 const POLL_MS = 200;
 const GOAL = 0.3;
-const WARMUP_RUNS = 20;
 
 interface Batch extends Record<string, number> {
   batchMs: number;
@@ -73,10 +74,9 @@ export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
     });
   const samples = await ctx.rounds(`${n} concurrent runs`, async (round) => {
     const s: { es?: Batch; wf?: Batch } = {};
-    const runs = round < 0 ? Math.min(WARMUP_RUNS, n) : n;
     const jobs = [
-      async () => void (s.es = await edgestep(runs, `conc${round}es`)),
-      ...(ctx.wf ? [async () => void (s.wf = await workflows(runs, `conc${round}wf`))] : []),
+      async () => void (s.es = await edgestep(n, `conc${round}es`)),
+      ...(ctx.wf ? [async () => void (s.wf = await workflows(n, `conc${round}wf`))] : []),
     ];
     await inTurns(jobs, round);
     return s;
