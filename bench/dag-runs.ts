@@ -8,7 +8,7 @@
  */
 import { iso, type Call, type Followed, type Submitted } from "./client.ts";
 import { ms, NONE, type Ctx, type Row } from "./context.ts";
-import { dagPlan, dagUrl, type Dag } from "./plans.ts";
+import { dagPlan, dagUrls, type Dag } from "./plans.ts";
 import { inTurns } from "./settle.ts";
 import { mean, median, medians } from "./stats.ts";
 
@@ -91,7 +91,7 @@ export async function workflowsDag(
   tag: string,
   pollMs: number,
 ): Promise<DagTiming> {
-  const urls = dag.latency.map((_, i) => dagUrl(ctx.upstreamUrl, dag, i, tag));
+  const urls = dagUrls(ctx.upstreamUrl, dag, tag);
   const sent = await ctx.wf!.create({ kind: "dag", urls, deps: dag.deps });
   const seen = await ctx.wf!.follow(sent.id, pollMs);
   return timing(dag, await ctx.upstream.calls(tag, dag.latency.length), sent, seen);

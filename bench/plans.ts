@@ -139,6 +139,11 @@ export function dagUrl(upstream: string, dag: Dag, i: number, tag: string, first
   return `${upstream}/work?ms=${dag.latency[i]}&bench=${tag}&i=${first + i}`;
 }
 
+/** Every step's URL (`dagUrl`), in step order: what a Workflow of the DAG calls. */
+export function dagUrls(upstream: string, dag: Dag, tag: string, first = 0): string[] {
+  return dag.latency.map((_, i) => dagUrl(upstream, dag, i, tag, first));
+}
+
 /** A DAG as an edgestep plan of `http` steps; its calls are tagged `i=first`, `first + 1`, ... */
 export function dagPlan(
   upstream: string,

@@ -7,7 +7,7 @@
  * of (5)'s 5-step chain of calls, every one followed to its end. 0 skips it.
  */
 import type { Ctx } from "./context.ts";
-import { chainDag, dagPlan, dagUrl, passChain } from "./plans.ts";
+import { chainDag, dagPlan, dagUrls, passChain } from "./plans.ts";
 
 const CHAIN_STEPS = 200;
 const CALLS = 5;
@@ -26,7 +26,7 @@ export async function warmServers(ctx: Ctx, runs: number): Promise<void> {
     await ctx.es.follow(calls.id, poll, ctx.opts.pollView);
     if (ctx.wf === null) continue;
     await ctx.wf.follow((await ctx.wf.create({ kind: "pass", n: CHAIN_STEPS })).id, poll);
-    const urls = dag.latency.map((_, j) => dagUrl(ctx.upstreamUrl, dag, j, `${tag}wf`));
+    const urls = dagUrls(ctx.upstreamUrl, dag, `${tag}wf`);
     await ctx.wf.follow((await ctx.wf.create({ kind: "dag", urls, deps: dag.deps })).id, poll);
   }
   ctx.log(

@@ -10,7 +10,7 @@
  */
 import type { Followed, Submitted } from "../client.ts";
 import { ms, NONE, sec, type CaseResult, type Ctx } from "../context.ts";
-import { chainDag, dagPlan, dagUrl, type Dag } from "../plans.ts";
+import { chainDag, dagPlan, dagUrls, type Dag } from "../plans.ts";
 import { inTurns } from "../settle.ts";
 import { medians, percentile } from "../stats.ts";
 
@@ -68,7 +68,7 @@ export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
     });
   const workflows = (runs: number, tag: string) =>
     batch(ctx, runs, dag, tag, async (j) => {
-      const urls = dag.latency.map((_, i) => dagUrl(ctx.upstreamUrl, dag, i, tag, j * STEPS));
+      const urls = dagUrls(ctx.upstreamUrl, dag, tag, j * STEPS);
       const sent = await ctx.wf!.create({ kind: "dag", urls, deps: dag.deps });
       return { sent, seen: await ctx.wf!.follow(sent.id, POLL_MS) };
     });

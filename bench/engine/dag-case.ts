@@ -7,7 +7,7 @@ import type { Upstream } from "../../test/upstream/server.ts";
 import { type Api, expectCompleted } from "./harness.ts";
 import { SEED, log, med, rounds } from "./options.ts";
 import { iso, sleep } from "../client.ts";
-import { dagPlan, dagUrl, fanDag, randomDag, type Dag } from "../plans.ts";
+import { dagPlan, dagUrls, fanDag, randomDag, type Dag } from "../plans.ts";
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const spread = (xs: readonly number[]) => Math.max(...xs) - Math.min(...xs);
@@ -141,7 +141,7 @@ async function baselineRounds(
   for (const [name, query] of BASELINES) {
     const vtag = `${tag}${name}`;
     const spec = {
-      urls: dag.latency.map((_, i) => dagUrl(upstream.url, dag, i, vtag)),
+      urls: dagUrls(upstream.url, dag, vtag),
       deps: dag.deps,
       maxParallel,
     };
