@@ -118,6 +118,9 @@ export async function concurrentCase(ctx: Ctx): Promise<CaseResult> {
         (wf
           ? ` Workflows: create p50 ${ms(wf.submitP50Ms)}, p99 ${ms(wf.submitP99Ms)}; the last call answered after ${sec(wf.lastAnswerMs)}; ${wf.polls} polls.`
           : ""),
+      // The medians hide how much a round moves; the ratio of the medians is the goal's.
+      `    By round, edgestep's batch: ${samples.map((s) => sec(s.es!.batchMs)).join(", ")}` +
+        (wf ? `; Workflows': ${samples.map((s) => sec(s.wf!.batchMs)).join(", ")}.` : "."),
     ],
     data: {
       runs: n,

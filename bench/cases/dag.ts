@@ -46,7 +46,8 @@ export async function dagCase(ctx: Ctx): Promise<CaseResult> {
       `(3) edgestep: hop (a dependency answered → its dependent's call arrived, upstream clock) ${ms(es.hopMeanMs, 1)} on average, ` +
         `${ms(es.hopCriticalPathMs)} over the critical path's ${hops} hops; request → first call ${ms(es.headMs)} (alarm delay ${ms(es.alarmDelayMs)}); ` +
         `last answer → endedAt ${ms(es.endedAfterLastAnswerMs)} → client saw it ${ms(es.seenAfterLastAnswerMs)} after the last answer; client wall ${ms(es.clientWallMs)}, ` +
-        `${es.polls} polls of ${ms(es.pollReadMedianMs, 1)}.`,
+        `${es.polls} polls of ${ms(es.pollReadMedianMs, 1)}. ` +
+        `By round, makespan ÷ critical path: ${samples.map((s) => (s.es!.makespanMs / dag.criticalPathMs).toFixed(3)).join(", ")}.`,
       ...(wf
         ? [
             `    Workflows: hop ${ms(wf.hopMeanMs, 1)} on average, ${ms(wf.hopCriticalPathMs)} over the critical path; request → first call ${ms(wf.headMs)}; client wall ${ms(wf.clientWallMs)}.`,
