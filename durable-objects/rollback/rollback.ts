@@ -31,7 +31,7 @@ export function enqueueRollback(c: Checkpoint): void {
   const steps = c.plan.read().steps;
   const partial = c.items.stepsWithSuccesses();
   const done = c.steps
-    .all()
+    .views()
     .filter(
       (s) =>
         steps[s.index]!.compensate &&

@@ -7,16 +7,20 @@ import type {
   StepError,
   StepRecord,
   StepStatus,
+  StepViewRecord,
   WaitingFor,
 } from "../../src/engine/records";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepSnapshot } from "../../src/engine/scheduler";
 import { HELD_BATCH_BYTES, raw, type Sql } from "./sql";
 
-const STEP_COLUMNS =
-  raw(`idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
-  ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, data, error,
-  http_status AS httpStatus, execution_ms AS executionMs`);
+/** A step's entry (StepViewRecord): its row without the result, so a status read never reads outputs. */
+const ENTRY_COLUMNS = `idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
+  ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, error`;
+const VIEW_COLUMNS = raw(ENTRY_COLUMNS);
+const STEP_COLUMNS = raw(
+  `${ENTRY_COLUMNS}, data, http_status AS httpStatus, execution_ms AS executionMs`,
+);
 
 /** Steps a redrive runs again: failed, cancelled, or skipped because of a failure. */
 const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
@@ -31,7 +35,7 @@ export class StepTable {
     private readonly changed: (index: number | null) => void = () => {},
   ) {}
 
-  insertAll(steps: readonly CompiledStep[]): void {
+  insertAll(steps: readonly Pick<CompiledStep, "index" | "id" | "tool">[]): void {
     // One statement for the whole plan: a 10,000-step plan is one call into SQLite, not 10,000.
     const rows = JSON.stringify(steps.map((s) => [s.index, s.id, s.tool]));
     this.db.run`INSERT INTO steps (idx, id, tool, status)
@@ -45,22 +49,29 @@ export class StepTable {
       waiting_for AS waitingFor, attempts, retry_base AS retryBase FROM steps ORDER BY idx`;
   }
 
-  all(): StepRecord[] {
-    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps ORDER BY idx`;
+  /** Every step's entry, in plan order. */
+  views(): StepViewRecord[] {
+    return this.db.all<StepViewRecord>`SELECT ${VIEW_COLUMNS} FROM steps ORDER BY idx`;
   }
 
-  /** Up to `limit` steps after index `after`, in plan order; only those in `statuses` when given. */
-  page(statuses: readonly StepStatus[] | null, after: number, limit: number): StepRecord[] {
-    if (statuses === null)
-      return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx > ${after}
-        ORDER BY idx LIMIT ${limit}`;
+  /** Up to `limit` whole rows after index `after`, in plan order (results, with their outputs). */
+  page(after: number, limit: number): StepRecord[] {
     return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps WHERE idx > ${after}
+      ORDER BY idx LIMIT ${limit}`;
+  }
+
+  /** Up to `limit` entries after index `after`, in plan order; only those in `statuses` when given. */
+  viewPage(statuses: readonly StepStatus[] | null, after: number, limit: number): StepViewRecord[] {
+    if (statuses === null)
+      return this.db.all<StepViewRecord>`SELECT ${VIEW_COLUMNS} FROM steps WHERE idx > ${after}
+        ORDER BY idx LIMIT ${limit}`;
+    return this.db.all<StepViewRecord>`SELECT ${VIEW_COLUMNS} FROM steps WHERE idx > ${after}
       AND status IN (SELECT value FROM json_each(${JSON.stringify(statuses)})) ORDER BY idx LIMIT ${limit}`;
   }
 
-  /** The rows of the steps at `indices`, in plan order. */
-  byIndex(indices: readonly number[]): StepRecord[] {
-    return this.db.all<StepRecord>`SELECT ${STEP_COLUMNS} FROM steps
+  /** The entries of the steps at `indices`, in plan order. */
+  viewsOf(indices: readonly number[]): StepViewRecord[] {
+    return this.db.all<StepViewRecord>`SELECT ${VIEW_COLUMNS} FROM steps
       WHERE idx IN (SELECT value FROM json_each(${JSON.stringify(indices)})) ORDER BY idx`;
   }
 

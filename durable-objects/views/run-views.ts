@@ -6,7 +6,7 @@
  */
 import type { StepStatus } from "../../src/engine/records";
 import { planFeatures } from "../../src/engine/plan";
-import { FINAL_RUN_STATUSES, type RunRecord, type StepRecord } from "../../src/engine/records";
+import { FINAL_RUN_STATUSES, type RunRecord, type StepViewRecord } from "../../src/engine/records";
 import {
   attemptLog,
   runSummary,
@@ -58,7 +58,7 @@ export interface StepsQuery {
 
 /** `GET /v1/runs/:id/steps`: a page of step entries in plan order; `next` is the last index when more follow. */
 export function stepsPage(c: Checkpoint, query: StepsQuery) {
-  const rows = c.steps.page(query.status ?? null, query.after ?? -1, query.limit + 1);
+  const rows = c.steps.viewPage(query.status ?? null, query.after ?? -1, query.limit + 1);
   const page = rows.slice(0, query.limit);
   const plan = c.plan.read();
   return {
@@ -67,7 +67,7 @@ export function stepsPage(c: Checkpoint, query: StepsQuery) {
   };
 }
 
-function withItems(c: Checkpoint, s: StepRecord, forEach: boolean) {
+function withItems(c: Checkpoint, s: StepViewRecord, forEach: boolean) {
   const view = stepView(s);
   const items = forEach ? c.items.counts(s.index).get(s.index) : undefined;
   return items ? { ...view, items } : view;
@@ -103,7 +103,7 @@ export function resultsPage(c: Checkpoint, after: number) {
   let bytes = 0;
   let last = after;
   for (;;) {
-    const rows = c.steps.page(null, last, RESULTS_PAGE_ROWS);
+    const rows = c.steps.page(last, RESULTS_PAGE_ROWS);
     for (const s of rows) {
       if (parts.length > 0 && bytes >= RESULTS_PAGE_BYTES)
         return { json: parts.join(","), next: last };

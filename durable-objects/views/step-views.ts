@@ -4,7 +4,7 @@
  * query. Polling a run's full status then costs a join of cached strings, not a rebuild of
  * every step: reads do not slow the run they watch (SPEC 6.1).
  */
-import type { StepRecord } from "../../src/engine/records";
+import type { StepViewRecord } from "../../src/engine/records";
 import { stepView } from "../../src/engine/status";
 import type { Checkpoint } from "../storage/checkpoint";
 
@@ -23,16 +23,16 @@ export class StepViews {
   text(c: Checkpoint): string {
     const total = c.plan.read().steps.length;
     if (this.stale === null || this.json.length !== total || this.stale.size > total / 4) {
-      this.rebuild(c, c.steps.all());
+      this.rebuild(c, c.steps.views());
       this.stale = new Set();
     } else if (this.stale.size > 0) {
-      this.rebuild(c, c.steps.byIndex([...this.stale]));
+      this.rebuild(c, c.steps.viewsOf([...this.stale]));
       this.stale.clear();
     }
     return `[${this.json.join(",")}]`;
   }
 
-  private rebuild(c: Checkpoint, rows: readonly StepRecord[]): void {
+  private rebuild(c: Checkpoint, rows: readonly StepViewRecord[]): void {
     const steps = c.plan.read().steps;
     const fanOuts = rows.some((s) => steps[s.index]!.forEach !== undefined);
     const items = fanOuts ? c.items.counts() : undefined;

@@ -105,6 +105,12 @@ export interface StepRecord {
   executionMs: number | null;
 }
 
+/**
+ * What a step's entry shows (the full status's `steps`, a page of steps): its row without the
+ * result, which can be large and is read only where it is shown (a step's detail, results).
+ */
+export type StepViewRecord = Omit<StepRecord, "data" | "httpStatus" | "executionMs">;
+
 export interface AttemptRecord {
   attempt: number;
   /** The forEach item the attempt served, or -1. */

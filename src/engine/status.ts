@@ -1,13 +1,20 @@
 /** Formats the stored records as the API's views (SPEC 5.8 and 6). Pure. */
 import { readStoredOutput, storedOutputText } from "./output";
 import type { CompiledPlan } from "./plan";
-import type { AttemptRecord, RunRecord, StepCounts, StepError, StepRecord } from "./records";
+import type {
+  AttemptRecord,
+  RunRecord,
+  StepCounts,
+  StepError,
+  StepRecord,
+  StepViewRecord,
+} from "./records";
 
 /** A stored time as ISO-8601; one no Date can hold (stored by an earlier version) reads as null. */
 export const iso = (t: number | null): string | null =>
   t === null || !(Math.abs(t) <= 8.64e15) ? null : new Date(t).toISOString();
 
-export function stepView(s: StepRecord) {
+export function stepView(s: StepViewRecord) {
   return {
     id: s.id,
     index: s.index,
