@@ -43,8 +43,11 @@ describe("StepTable: entries and rows", () => {
         waitingFor: null,
         error: null,
       };
-      const pending = { ...entry, index: 1, id: "b", tool: "pass", status: "pending" };
-      Object.assign(pending, { attempts: 0, startedAt: null, endedAt: null });
+      const pending = {
+        ...entry,
+        ...{ index: 1, id: "b", tool: "pass", status: "pending" },
+        ...{ attempts: 0, startedAt: null, endedAt: null },
+      };
 
       expect(steps.views()).toEqual([entry, pending]);
       expect(steps.viewsOf([0])).toEqual([entry]);

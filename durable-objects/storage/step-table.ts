@@ -14,7 +14,7 @@ import type { CompiledStep } from "../../src/engine/plan";
 import type { StepSnapshot } from "../../src/engine/scheduler";
 import { HELD_BATCH_BYTES, raw, type Sql } from "./sql";
 
-/** A step's entry (StepViewRecord): its row without the result, so a status read never reads outputs. */
+/** A step's entry (StepViewRecord): its row without the result, which status reads never read. */
 const ENTRY_COLUMNS = `idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
   ended_at AS endedAt, next_attempt_at AS nextAttemptAt, waiting_for AS waitingFor, error`;
 const VIEW_COLUMNS = raw(ENTRY_COLUMNS);
