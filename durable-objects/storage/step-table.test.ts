@@ -45,8 +45,13 @@ describe("StepTable: entries and rows", () => {
       };
       const pending = {
         ...entry,
-        ...{ index: 1, id: "b", tool: "pass", status: "pending" },
-        ...{ attempts: 0, startedAt: null, endedAt: null },
+        index: 1,
+        id: "b",
+        tool: "pass",
+        status: "pending",
+        attempts: 0,
+        startedAt: null,
+        endedAt: null,
       };
 
       expect(steps.views()).toEqual([entry, pending]);
