@@ -193,20 +193,13 @@ export class Checkpoint {
         revision: plan.revision ?? 0,
         newStepIds: r.newStepIds,
       });
-      this.events.flush(); // within the transaction: the event commits (or not) with the repair
     });
     this.plan.remember(plan);
   }
 
-  /** One transaction: should it throw, its writes are undone, and so is what was read since. */
+  /** One transaction (Sql.transaction): should it throw, its writes are undone. */
   private transaction(body: () => void): void {
-    this.db.flushHeld(); // what was held back belongs to the turn, not to this transaction
-    try {
-      this.storage.transactionSync(body);
-    } catch (err) {
-      this.db.changed();
-      throw err;
-    }
+    this.db.transaction((f) => this.storage.transactionSync(f), body);
   }
 
   /** Cancels every step that has not finished, closing its open attempt and callback tokens. */

@@ -123,6 +123,18 @@ describe("Sql.later", () => {
       expect(h.statements.n).toBe(2);
     }));
 
+  it("leaves them held across writes to other tables; a write to theirs writes them first", () =>
+    withSql((db) => {
+      const h = holder(db);
+      h.hold(2); // 0 and 1, into a (which holds 1)
+      db.run`INSERT INTO b (n) VALUES (7)`;
+      db.run`UPDATE b SET n = n + 1`;
+      expect(h.statements.n).toBe(0);
+      db.run`DELETE FROM a WHERE n = 0`;
+      expect(h.statements.n).toBe(1);
+      expect(h.count()).toBe(2);
+    }));
+
   it("drops what it holds when told (a wipe)", () =>
     withSql(async (db) => {
       const h = holder(db);
@@ -131,5 +143,24 @@ describe("Sql.later", () => {
       await Promise.resolve();
       expect(h.count()).toBe(1);
       expect(h.statements.n).toBe(0);
+    }));
+});
+
+describe("Sql.transaction", () => {
+  it("writes the rows held within it inside it, and drops them when it throws", () =>
+    withSql(async (db, storage) => {
+      const h = holder(db);
+      const tx = (body: () => void) => db.transaction((f) => storage.transactionSync(f), body);
+      tx(() => h.hold(2));
+      expect(h.statements.n).toBe(1);
+      expect(() =>
+        tx(() => {
+          h.hold(3);
+          throw new Error("undone");
+        }),
+      ).toThrow("undone");
+      await Promise.resolve();
+      expect(h.statements.n).toBe(1);
+      expect(h.count()).toBe(3);
     }));
 });

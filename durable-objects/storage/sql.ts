@@ -42,6 +42,9 @@ function writtenTable(text: string): string | null {
   return table;
 }
 
+/** The table a held-back kind's rows go to (see `Sql.later`). */
+const tableOf = (kind: string): string => kind.split(".", 1)[0]!;
+
 /** What the rows of one held-back batch may add up to (see `Sql.later`). */
 export const HELD_BATCH_BYTES = 512 * 1024;
 
@@ -68,12 +71,14 @@ export class Sql {
 
   /**
    * Holds `row` back to be written with the other rows of its `kind` by `write`, in one
-   * statement: before the next statement of any kind runs (so every read sees it, and writes
-   * keep their order) and at the latest in a microtask, before the turn ends, so it commits
-   * with the change it belongs to. For rows written many to a turn (events, steps that
-   * answer at once): one statement costs the runtime about as much as a hundred rows.
-   * `bytes` (about the row's size as JSON) keeps a batch under SQLite's 2 MB per value: a
-   * batch that would grow past HELD_BATCH_BYTES is written first.
+   * statement: before the next statement that reads, or writes the table they go to (so every
+   * read sees them, and writes to a table keep their order), and at the latest in a
+   * microtask, before the turn ends, so they commit with the change they belong to. For rows
+   * written many to a turn (events, steps that answer at once): one statement costs the
+   * runtime about as much as a hundred rows. `kind` is the table the rows go to, optionally
+   * followed by `.` and a name (`events`, `steps.succeededAtOnce`). `bytes` (about the row's
+   * size as JSON) keeps a batch under SQLite's 2 MB per value: a batch that would grow past
+   * HELD_BATCH_BYTES is written first.
    */
   later<R>(kind: string, row: R, write: (rows: R[]) => void, bytes = 0): void {
     if ((this.held.get(kind)?.bytes ?? 0) + bytes > HELD_BATCH_BYTES) this.flushHeld();
@@ -91,6 +96,25 @@ export class Sql {
     const batches = [...this.held.values()];
     this.held.clear(); // a batch's own statement must not write the ones after it first
     for (const batch of batches) batch.write(batch.rows as never[]);
+  }
+
+  /**
+   * Runs `body` in one transaction (the storage's `transactionSync`). Rows held back before it
+   * belong to the turn and are written first; rows held back within it are written within
+   * it, or dropped with it should it throw, and then what was read since is read again.
+   */
+  transaction(transactionSync: (body: () => void) => void, body: () => void): void {
+    this.flushHeld();
+    try {
+      transactionSync(() => {
+        body();
+        this.flushHeld();
+      });
+    } catch (err) {
+      this.dropHeld();
+      this.changed();
+      throw err;
+    }
   }
 
   /** The storage is being wiped: nothing held back may be written after it. */
@@ -149,8 +173,21 @@ export class Sql {
     this.onWrite?.();
   }
 
-  private exec<T>(text: string, values: readonly (SqlValue | Raw)[]): T[] {
+  /**
+   * Writes the held rows before a statement that could see them or reorder them: a read, or
+   * a write to a table they go to. A write to another table leaves them held, so a turn's rows
+   * of a kind still go in one statement: no write of ours reads another table (json_each
+   * aside), and the triggers only write `run`, which no rows are held for.
+   */
+  private flushBefore(text: string): void {
+    if (this.held.size === 0) return;
+    const table = writtenTable(text);
+    if (table !== null && ![...this.held.keys()].some((kind) => tableOf(kind) === table)) return;
     this.flushHeld();
+  }
+
+  private exec<T>(text: string, values: readonly (SqlValue | Raw)[]): T[] {
+    this.flushBefore(text);
     const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
     return this.sql.exec(text, ...bound).toArray() as T[];
   }
