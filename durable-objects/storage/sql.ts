@@ -61,10 +61,10 @@ export class Sql {
     { table: string | null; readAt: number; value: unknown }
   >();
 
-  /** Rows held back by `later`, by kind, with the statement that writes each kind. */
+  /** Rows held back by `later`, by kind: the table they go to, the statement that writes them. */
   private readonly held = new Map<
     string,
-    { rows: unknown[]; bytes: number; write: (rows: never[]) => void }
+    { table: string; rows: unknown[]; bytes: number; write: (rows: never[]) => void }
   >();
 
   constructor(private readonly sql: SqlStorage) {}
@@ -87,7 +87,10 @@ export class Sql {
     if (batch) {
       batch.rows.push(row);
       batch.bytes += bytes;
-    } else this.held.set(kind, { rows: [row], bytes, write: write as (rows: never[]) => void });
+    } else {
+      const table = tableOf(kind);
+      this.held.set(kind, { table, rows: [row], bytes, write: write as (rows: never[]) => void });
+    }
   }
 
   /** Writes the rows held back (see `later`), oldest kind first. */
@@ -182,8 +185,13 @@ export class Sql {
   private flushBefore(text: string): void {
     if (this.held.size === 0) return;
     const table = writtenTable(text);
-    if (table !== null && ![...this.held.keys()].some((kind) => tableOf(kind) === table)) return;
+    if (table !== null && !this.holdsRowsFor(table)) return;
     this.flushHeld();
+  }
+
+  private holdsRowsFor(table: string): boolean {
+    for (const batch of this.held.values()) if (batch.table === table) return true;
+    return false;
   }
 
   private exec<T>(text: string, values: readonly (SqlValue | Raw)[]): T[] {
