@@ -128,7 +128,7 @@ export class Iteration {
       const fan = this.steps.fanOuts.pump(this.plan.steps, this.ctx.now());
       for (const end of fan.ends) {
         if (end.type === "settled") settle(this.s, end.step, end.outcome);
-        else this.steps.fanOutSucceeded(end.step, end.data, end.startedAt);
+        else this.steps.verdicts.fanOutSucceeded(end.step, end.data, end.startedAt);
       }
       // Steps that settled at once (a tool that answers now, a skip, a cancel) may have made more ready.
       if (fan.ends.length > 0 || actions.length > 0) continue;

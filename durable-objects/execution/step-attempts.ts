@@ -1,49 +1,38 @@
 /**
  * The attempts of one iteration's steps: starting a step (its `when`, its tool call, or its
- * forEach items), and, for each attempt that comes back (or a timer, a restart, an answer),
- * one engine verdict, committed (step-journal) and then settled in the scheduler. A call is
- * admitted by its destination (SPEC 10, QuotaGate) before its attempt is recorded: it goes,
- * or its step waits for quota (no attempt, no retry) until a grant or its time wakes it.
+ * forEach items), and handing each attempt that comes back (or a timer, a restart, an answer)
+ * to StepVerdicts, which commits one engine verdict and then settles it in the scheduler.
+ * Attempts that come back together are committed together. A call is admitted by its
+ * destination (SPEC 10, QuotaGate) before its attempt is recorded: it goes, or its step waits
+ * for quota (no attempt, no retry) until a grant or its time wakes it.
  */
 import { conditionHolds } from "../../src/engine/conditions";
-import type { CompiledPlan, CompiledStep } from "../../src/engine/plan";
-import type { StepError } from "../../src/engine/records";
+import type { CompiledPlan } from "../../src/engine/plan";
 import {
   cancelRun,
-  outcomeOf,
   releasesWork,
   settle,
-  type Outcome,
   wakeWaiting,
   type Scheduler,
 } from "../../src/engine/scheduler";
 import type { TemplateContext } from "../../src/engine/templates";
-import {
-  attemptVerdict,
-  quotaVerdict,
-  stepFailure,
-  successVerdict,
-  type Answer,
-  type AttemptResult,
-  type Verdict,
-} from "../../src/engine/verdict";
+import { quotaVerdict, type Answer, type AttemptResult } from "../../src/engine/verdict";
 import { PlannerCalls } from "../replan/planner-calls";
 import type { RunContext } from "../run-context";
 import type { StepLoad } from "../storage/step-table";
 import { FanOuts } from "./fan-outs";
 import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
 import type { Admission, Lease } from "./quota-gate";
-import { stepChecks } from "./step-checks";
 import { stepTicket, type Ticket } from "./tickets";
 import {
   attemptStarted,
   attemptSucceededAtOnce,
-  commitAnswer,
   commitVerdict,
   stepCancelled,
   stepSkipped,
 } from "./step-journal";
-import { keepResult, templateContext } from "./template-context";
+import { StepVerdicts } from "./step-verdicts";
+import { templateContext } from "./template-context";
 
 /** An attempt that came back, waiting to be committed with the others that arrived together. */
 interface Completion {
@@ -58,14 +47,12 @@ export class StepAttempts {
   /** Repairs of steps that failed for good (SPEC 9.2): their planner calls. */
   private readonly planner: PlannerCalls;
   private readonly attempts: number[];
-  /** Per step: attempts made before the last redrive (the retry policy counts from there). */
-  private readonly retryBase: number[];
   private readonly controllers = new Map<number, AbortController>();
   /** Steps whose destination is being asked for a slot: its answer starts the call or parks the step. */
   private readonly asking = new Set<number>();
   private completed: Completion[] = [];
-  /** Steps some step's templates read (their results are kept in memory once they succeed). */
-  private readonly referenced: ReadonlySet<number>;
+  /** Judges, commits and settles what became of the steps. */
+  readonly verdicts: StepVerdicts;
 
   constructor(
     private readonly ctx: RunContext,
@@ -76,16 +63,15 @@ export class StepAttempts {
     /** Something settled or came back: the iteration loop should look again. */
     private readonly notify: () => void,
   ) {
-    this.referenced = new Set(plan.steps.flatMap((s) => s.refs));
     this.attempts = rows.map((r) => r.attempts);
-    this.retryBase = rows.map((r) => r.retryBase);
+    const verdicts = (this.verdicts = new StepVerdicts(ctx, plan, s, invoker.runId, rows));
     this.fanOuts = new FanOuts({
       ctx,
       invoker,
       notify,
       halted: () => s.halted,
       cancelled: () => s.cancelled,
-      failStep: (step, error, now) => this.failWhole(step, error, now),
+      failStep: (step, error, now) => verdicts.failWhole(step, error, now),
     });
     this.planner = new PlannerCalls(ctx, plan, s, invoker.runId, notify);
   }
@@ -112,7 +98,11 @@ export class StepAttempts {
     if (this.s.status[i] !== "waiting") return;
     const now = this.ctx.now();
     const startedAt = this.ctx.checkpoint.steps.get(i)!.startedAt ?? now;
-    this.settleCommitted(i, this.commitAnswer(i, this.attempts[i]!, startedAt, answer, now));
+    const verdicts = this.verdicts;
+    verdicts.settleCommitted(
+      i,
+      verdicts.commitAnswer(i, this.attempts[i]!, startedAt, answer, now),
+    );
     this.notify();
   }
 
@@ -125,7 +115,7 @@ export class StepAttempts {
         if (holds === false) {
           stepSkipped(c, step, "condition_false", now);
           settle(this.s, i, { type: "skipped", reason: "condition_false" });
-        } else settle(this.s, i, this.failWhole(step, holds, now));
+        } else settle(this.s, i, this.verdicts.failWhole(step, holds, now));
         this.notify();
         return;
       }
@@ -192,7 +182,7 @@ export class StepAttempts {
     }
     const verdict = quotaVerdict(admission.wait);
     commitVerdict(c, step, null, now, verdict, now);
-    this.settleCommitted(i, verdict);
+    this.verdicts.settleCommitted(i, verdict);
   }
 
   /** Records step `i`'s attempt (SPEC 5.5), then calls its tool. */
@@ -221,22 +211,18 @@ export class StepAttempts {
     const attempt = ++this.attempts[i]!;
     const result = prepared.tool.answerNow!(prepared.params);
     this.ctx.gate.ended(step.tool, prepared.params, lease, result, now);
-    const verdict = this.verdictOf(i, attempt, result, now);
+    const verdicts = this.verdicts;
+    const verdict = verdicts.verdictOf(i, attempt, result, now);
     if (verdict.type === "succeeded") attemptSucceededAtOnce(c, step, attempt, verdict, now);
     else {
       attemptStarted(c, step, attempt, now);
       commitVerdict(c, step, attempt, now, verdict, now);
     }
-    this.remember(i, attempt, verdict, now, now);
-    this.settleCommitted(i, verdict);
+    verdicts.remember(i, attempt, verdict, now, now);
+    verdicts.settleCommitted(i, verdict);
   }
 
-  /** Step `i`'s verdict was committed: a success that templates read is kept in memory. */
-  private remember(i: number, attempt: number, verdict: Verdict, startedAt: number, now: number) {
-    if (verdict.type === "succeeded" && this.referenced.has(i))
-      keepResult(this.ctx.results, this.plan.steps[i]!, attempt, verdict, startedAt, now);
-  }
-
+  /** Commits the attempts that came back since the loop last looked, each judged in turn. */
   commitCompleted(): void {
     const batch = this.completed;
     this.completed = [];
@@ -251,54 +237,8 @@ export class StepAttempts {
   private attemptEnded(i: number, attempt: number, startedAt: number, result: AttemptResult) {
     const now = this.ctx.now();
     const failedOrWaits = !("ok" in result) || (!result.ok && result.category !== "cancelled");
-    if (failedOrWaits && this.earlyAnswer(i, attempt, startedAt, now)) return;
-    this.judge(i, attempt, startedAt, result, now);
-  }
-
-  /** Decides what became of step `i`'s attempt, commits it, then settles it. */
-  private judge(i: number, attempt: number, startedAt: number, result: AttemptResult, now: number) {
-    const verdict = this.verdictOf(i, attempt, result, now);
-    commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, attempt, startedAt, verdict, now);
-    this.remember(i, attempt, verdict, startedAt, now);
-    this.settleCommitted(i, verdict);
-  }
-
-  /** The engine's verdict on attempt `attempt` of step `i`. */
-  private verdictOf(i: number, attempt: number, result: AttemptResult, now: number): Verdict {
-    const step = this.plan.steps[i]!;
-    return attemptVerdict(result, {
-      retry: step.retry,
-      counted: attempt - this.retryBase[i]!,
-      halted: this.s.halted,
-      cancelled: this.s.cancelled,
-      output: this.ctx.output,
-      item: false,
-      noSuspend: null,
-      now,
-      rand: this.ctx.rand,
-      ...this.checks(i, now),
-    });
-  }
-
-  private settleCommitted(i: number, verdict: Verdict): void {
-    settle(this.s, i, outcomeOf(verdict));
-  }
-
-  /** Applies the stored answer of a callback step's attempt, if one came; true when it did. */
-  private earlyAnswer(i: number, attempt: number, startedAt: number, now: number): boolean {
-    if (this.plan.steps[i]!.tool !== "callback") return false;
-    const row = this.ctx.checkpoint.callbacks.ofAttempt(i, attempt);
-    if (row?.state !== "answered") return false;
-    const answer: Answer = { type: "callback", token: row.token, answer: JSON.parse(row.result!) };
-    this.settleCommitted(i, this.commitAnswer(i, attempt, startedAt, answer, now));
-    return true;
-  }
-
-  private commitAnswer(i: number, attempt: number, startedAt: number, answer: Answer, now: number) {
-    const step = this.plan.steps[i]!;
-    const { checkpoint, output } = this.ctx;
-    const checks = this.checks(i, now);
-    return commitAnswer(checkpoint, step, attempt, startedAt, answer, output, checks, now);
+    if (failedOrWaits && this.verdicts.earlyAnswer(i, attempt, startedAt, now)) return;
+    this.verdicts.judge(i, attempt, startedAt, result, now);
   }
 
   /** A waiting step's time came: a `wait` is over, a `callback` timed out, a repair is due, a quota wait asks again. */
@@ -313,9 +253,9 @@ export class StepAttempts {
     }
     if (row.waitingFor === "callback") {
       const message = `no callback within ${this.plan.steps[i]!.timeoutMs} ms`;
-      this.judge(i, attempt, startedAt, { ok: false, category: "timeout", message }, now);
+      this.verdicts.judge(i, attempt, startedAt, { ok: false, category: "timeout", message }, now);
     } else {
-      this.judge(i, attempt, startedAt, { ok: true, data: { resumedAt: iso(now) } }, now);
+      this.verdicts.judge(i, attempt, startedAt, { ok: true, data: { resumedAt: iso(now) } }, now);
     }
   }
 
@@ -338,29 +278,6 @@ export class StepAttempts {
       settle(this.s, i, failed);
       this.notify();
     }
-  }
-
-  /** Every item of a forEach step succeeded: their outputs are the step's (bounded and verified like any output). */
-  fanOutSucceeded(i: number, data: unknown[], startedAt: number): void {
-    const now = this.ctx.now();
-    const { halted, cancelled } = this.s;
-    const rules = { output: this.ctx.output, item: false, halted, cancelled };
-    const verdict = successVerdict(data, null, { ...rules, ...this.checks(i, now) });
-    commitVerdict(this.ctx.checkpoint, this.plan.steps[i]!, null, startedAt, verdict, now);
-    this.settleCommitted(i, verdict);
-  }
-
-  /** The step fails as a whole, without an attempt of its own (its `when`, its items): committed; its outcome. */
-  private failWhole(step: CompiledStep, error: StepError, now: number): Outcome {
-    const checks = this.checks(step.index, now);
-    const verdict = stepFailure({ type: "failed", error }, { halted: this.s.halted, ...checks });
-    commitVerdict(this.ctx.checkpoint, step, null, now, verdict, now);
-    return outcomeOf(verdict);
-  }
-
-  /** The step's own checks (SPEC 9): its `verify`, and whether a failure for good asks for a repair. */
-  private checks(i: number, now: number) {
-    return stepChecks(this.ctx, this.plan, i, this.invoker.runId, now);
   }
 
   private context(i: number): TemplateContext {
