@@ -3,8 +3,8 @@
  * test/upstream/server.ts on the port given first, and on the second a control port that reads
  * its log without adding to it:
  *   GET /calls?tag=<t>   [{ i, at, endedAt }]: the logged calls whose query has bench=<t>, with
- *                        their `i`, when each arrived and when it was answered (upstream clock: epoch ms,
- *                        with a fraction)
+ *                        their `i`, when each arrived and when it was answered (upstream clock:
+ *                        epoch ms, with a fraction)
  *   POST /reset          forgets the log (the bench calls it between rounds)
  *   GET /healthz         200
  * Usage: node bench/upstream.ts <port> <control-port>
