@@ -162,15 +162,17 @@ export function dagPlan(
 }
 
 /**
- * n steps chained with `dependsOn`: an `http` call to the upstream (`/work?ms=0`, tagged with
- * `i=0`), n - 2 `pass` steps, and another call (`i=1`). The upstream's log then times the
- * chain on a clock of its own.
+ * n steps chained with `dependsOn`: an `http` call to the upstream (`/work?ms=<firstMs>`,
+ * tagged with `i=0`), n - 2 `pass` steps, and another call (`/work?ms=0`, `i=1`). The
+ * upstream's log then times the chain on a clock of its own.
  */
-export function probedChain(n: number, upstream: string, tag: string): BenchPlan {
+export function probedChain(n: number, upstream: string, tag: string, firstMs = 0): BenchPlan {
   const plan = dependsOnChain(n);
-  const probe = (i: number) => ({ url: `${upstream}/work?ms=0&bench=${tag}&i=${i}` });
-  plan.steps[0] = { ...plan.steps[0]!, tool: "http", params: probe(0) };
-  plan.steps[n - 1] = { ...plan.steps[n - 1]!, tool: "http", params: probe(1) };
+  const probe = (i: number, ms: number) => ({
+    url: `${upstream}/work?ms=${ms}&bench=${tag}&i=${i}`,
+  });
+  plan.steps[0] = { ...plan.steps[0]!, tool: "http", params: probe(0, firstMs) };
+  plan.steps[n - 1] = { ...plan.steps[n - 1]!, tool: "http", params: probe(1, 0) };
   return { ...plan, name: `probed-chain-${n}` };
 }
 
