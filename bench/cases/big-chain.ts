@@ -32,7 +32,7 @@ const FLAT = 1.5;
  * thread (its `202`, the listing entry), not beside it. Answered at once, the first call came
  * back while that work went on, which took from 3 to 5 ms out of the short chains' spans from
  * run to run: the 100-step chain read 0.020 to 0.052 ms per step from one full bench to the
- * next, against 0.036 to 0.041 ms since. The wall time includes these 50 ms.
+ * next, against 0.036 to 0.044 ms since. The wall time includes these 50 ms.
  */
 const FIRST_PROBE_MS = 50;
 /** Runs a round of each chain shorter than SHORT steps: their spans are a few milliseconds. */

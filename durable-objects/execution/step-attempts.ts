@@ -24,13 +24,7 @@ import { FanOuts } from "./fan-outs";
 import { callTool, prepare, type Invoker, type Prepared } from "./invoke";
 import type { Admission, Lease } from "./quota-gate";
 import { stepTicket, type Ticket } from "./tickets";
-import {
-  attemptStarted,
-  attemptSucceededAtOnce,
-  commitVerdict,
-  stepCancelled,
-  stepSkipped,
-} from "./step-journal";
+import { attemptStarted, commitVerdict, stepCancelled, stepSkipped } from "./step-journal";
 import { StepVerdicts } from "./step-verdicts";
 import { templateContext } from "./template-context";
 
@@ -98,11 +92,7 @@ export class StepAttempts {
     if (this.s.status[i] !== "waiting") return;
     const now = this.ctx.now();
     const startedAt = this.ctx.checkpoint.steps.get(i)!.startedAt ?? now;
-    const verdicts = this.verdicts;
-    verdicts.settleCommitted(
-      i,
-      verdicts.commitAnswer(i, this.attempts[i]!, startedAt, answer, now),
-    );
+    this.verdicts.answered(i, this.attempts[i]!, startedAt, answer, now);
     this.notify();
   }
 
@@ -206,20 +196,10 @@ export class StepAttempts {
 
   /** Step `i`'s tool answers at once: judged, committed and settled now, with no promise in between. */
   private answerNow(i: number, prepared: Prepared, lease: Lease | null, now: number): void {
-    const step = this.plan.steps[i]!;
-    const c = this.ctx.checkpoint;
     const attempt = ++this.attempts[i]!;
     const result = prepared.tool.answerNow!(prepared.params);
-    this.ctx.gate.ended(step.tool, prepared.params, lease, result, now);
-    const verdicts = this.verdicts;
-    const verdict = verdicts.verdictOf(i, attempt, result, now);
-    if (verdict.type === "succeeded") attemptSucceededAtOnce(c, step, attempt, verdict, now);
-    else {
-      attemptStarted(c, step, attempt, now);
-      commitVerdict(c, step, attempt, now, verdict, now);
-    }
-    verdicts.remember(i, attempt, verdict, now, now);
-    verdicts.settleCommitted(i, verdict);
+    this.ctx.gate.ended(this.plan.steps[i]!.tool, prepared.params, lease, result, now);
+    this.verdicts.judgeAtOnce(i, attempt, result, now);
   }
 
   /** Commits the attempts that came back since the loop last looked, each judged in turn. */

@@ -18,7 +18,12 @@ import {
 import type { RunContext } from "../run-context";
 import type { StepLoad } from "../storage/step-table";
 import { stepChecks } from "./step-checks";
-import { commitAnswer, commitVerdict } from "./step-journal";
+import {
+  attemptStarted,
+  attemptSucceededAtOnce,
+  commitAnswer,
+  commitVerdict,
+} from "./step-journal";
 import { keepResult } from "./template-context";
 
 export class StepVerdicts {
@@ -46,8 +51,25 @@ export class StepVerdicts {
     this.settleCommitted(i, verdict);
   }
 
+  /**
+   * Step `i`'s tool answered attempt `attempt` at once (`Tool.answerNow`): its start and its
+   * verdict are committed together, then settled, with no promise in between.
+   */
+  judgeAtOnce(i: number, attempt: number, result: AttemptResult, now: number): void {
+    const c = this.ctx.checkpoint;
+    const step = this.plan.steps[i]!;
+    const verdict = this.verdictOf(i, attempt, result, now);
+    if (verdict.type === "succeeded") attemptSucceededAtOnce(c, step, attempt, verdict, now);
+    else {
+      attemptStarted(c, step, attempt, now);
+      commitVerdict(c, step, attempt, now, verdict, now);
+    }
+    this.remember(i, attempt, verdict, now, now);
+    this.settleCommitted(i, verdict);
+  }
+
   /** The engine's verdict on attempt `attempt` of step `i` (not committed). */
-  verdictOf(i: number, attempt: number, result: AttemptResult, now: number): Verdict {
+  private verdictOf(i: number, attempt: number, result: AttemptResult, now: number): Verdict {
     const step = this.plan.steps[i]!;
     return attemptVerdict(result, {
       retry: step.retry,
@@ -69,17 +91,24 @@ export class StepVerdicts {
   }
 
   /** Step `i`'s verdict was committed: a success that templates read is kept in memory. */
-  remember(i: number, attempt: number, verdict: Verdict, startedAt: number, now: number): void {
+  private remember(
+    i: number,
+    attempt: number,
+    verdict: Verdict,
+    startedAt: number,
+    now: number,
+  ): void {
     if (verdict.type === "succeeded" && this.referenced.has(i))
       keepResult(this.ctx.results, this.plan.steps[i]!, attempt, verdict, startedAt, now);
   }
 
-  /** Commits an answer (an approval, a callback) to step `i`'s attempt; its verdict. */
-  commitAnswer(i: number, attempt: number, startedAt: number, answer: Answer, now: number) {
+  /** An answer (an approval, a callback) to step `i`'s attempt: committed, then settled. */
+  answered(i: number, attempt: number, startedAt: number, answer: Answer, now: number): void {
     const step = this.plan.steps[i]!;
     const { checkpoint, output } = this.ctx;
     const checks = this.checks(i, now);
-    return commitAnswer(checkpoint, step, attempt, startedAt, answer, output, checks, now);
+    const verdict = commitAnswer(checkpoint, step, attempt, startedAt, answer, output, checks, now);
+    this.settleCommitted(i, verdict);
   }
 
   /** Applies the stored answer of a callback step's attempt, if one came; true when it did. */
@@ -88,7 +117,7 @@ export class StepVerdicts {
     const row = this.ctx.checkpoint.callbacks.ofAttempt(i, attempt);
     if (row?.state !== "answered") return false;
     const answer: Answer = { type: "callback", token: row.token, answer: JSON.parse(row.result!) };
-    this.settleCommitted(i, this.commitAnswer(i, attempt, startedAt, answer, now));
+    this.answered(i, attempt, startedAt, answer, now);
     return true;
   }
 
