@@ -21,8 +21,7 @@ import type { RepairAnswerKind } from "../storage/replan-table";
 
 /** Recorded before the tool is called (SPEC 5.5). */
 export function attemptStarted(c: Checkpoint, step: CompiledStep, attempt: number, now: number) {
-  c.steps.attemptStarted(step.index, attempt, now);
-  c.attempts.started(step.index, STEP_ATTEMPT, attempt, now);
+  c.steps.attemptStarted(step.index, attempt, now); // its attempt's row with it
   c.events.append("step_started", now, step.id, attempt);
 }
 
@@ -79,9 +78,7 @@ export function commitVerdict(
 ): void {
   const i = step.index;
   if (verdict.type === "succeeded") {
-    c.steps.succeeded(i, verdict.data, verdict.status, now - startedAt, now);
-    if (attempt !== null)
-      c.attempts.ended(i, STEP_ATTEMPT, attempt, now, undefined, verdict.status);
+    c.steps.succeeded(i, attempt, verdict.data, verdict.status, now - startedAt, now);
     c.events.append("step_succeeded", now, step.id, attempt ?? 0, { executionMs: now - startedAt });
     return;
   }

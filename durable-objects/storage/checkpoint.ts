@@ -16,7 +16,7 @@ import { ListingOutboxTable } from "./listing-outbox-table";
 import { PlanTable } from "./plan-table";
 import { ReplanTable } from "./replan-table";
 import { RunTable } from "./run-table";
-import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion, VIEW_WRITES } from "./schema";
 import { Sql } from "./sql";
 import { StepTable } from "./step-table";
 import { Tombstone } from "./tombstone";
@@ -60,7 +60,7 @@ export class Checkpoint {
     /** Told which step's row or items changed (null: possibly any), for views that cache. */
     stepChanged: (index: number | null) => void = () => {},
   ) {
-    const db = new Sql(storage.sql);
+    const db = new Sql(storage.sql, VIEW_WRITES);
     db.onWrite = () => this.changes.notify();
     this.db = db;
     this.run = new RunTable(db);

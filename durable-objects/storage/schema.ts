@@ -4,7 +4,7 @@
  */
 import type { Sql } from "./sql";
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
@@ -193,6 +193,36 @@ const counted = (row: "NEW" | "OLD") =>
 const moved = (status: string) => `(NEW.status = '${status}') - (OLD.status = '${status}')`;
 const bump = "UPDATE run SET version = version + 1";
 
+/**
+ * v5: a step's attempt starting, and succeeding, each in one statement: an insert into one of
+ * these views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded).
+ * A statement costs the runtime a call, and `wrangler dev` a trace span, about as much as its
+ * writes: these two take 400 statements off a 200-step run's 1,000.
+ */
+export const VIEW_WRITES = {
+  step_starts: ["steps", "attempts"],
+  step_successes: ["steps", "attempts"],
+} as const;
+
+const STEP_VIEWS = `
+CREATE VIEW IF NOT EXISTS step_starts (step_idx, attempt, at) AS SELECT NULL, NULL, NULL WHERE 0;
+CREATE TRIGGER IF NOT EXISTS step_started INSTEAD OF INSERT ON step_starts BEGIN
+  UPDATE steps SET status = 'running', attempts = NEW.attempt, next_attempt_at = NULL,
+    started_at = COALESCE(started_at, NEW.at) WHERE idx = NEW.step_idx;
+  INSERT INTO attempts (step_idx, item_index, attempt, started_at)
+    VALUES (NEW.step_idx, -1, NEW.attempt, NEW.at);
+END;
+CREATE VIEW IF NOT EXISTS step_successes (step_idx, attempt, data, http_status, execution_ms, at)
+  AS SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
+CREATE TRIGGER IF NOT EXISTS step_succeeded INSTEAD OF INSERT ON step_successes BEGIN
+  UPDATE steps SET status = 'succeeded', ended_at = NEW.at, data = NEW.data, error = NULL,
+    waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.http_status,
+    execution_ms = NEW.execution_ms WHERE idx = NEW.step_idx;
+  UPDATE attempts SET ended_at = NEW.at, category = NULL, http_status = NEW.http_status,
+    message = NULL WHERE step_idx = NEW.step_idx AND item_index = -1 AND attempt = NEW.attempt;
+END;
+`;
+
 const TRIGGERS = `
 CREATE TRIGGER IF NOT EXISTS steps_counted AFTER INSERT ON steps BEGIN
   UPDATE run SET version = version + 1, steps_total = steps_total + 1;
@@ -218,6 +248,7 @@ ${["items", "compensations", "webhook_deliveries"]
     ),
   )
   .join("\n")}
+${STEP_VIEWS}
 `;
 
 /** Brings a run's storage from an older schema version to the next, by version reached. */
@@ -245,6 +276,8 @@ const MIGRATIONS: Record<number, (db: Sql) => void> = {
   },
   // v4: replanning (SPEC 9.2); a run stored before it has no repairs.
   4: (db) => db.script(REPLANS_DDL),
+  // v5: the views of a step's start and success (STEP_VIEWS), created with the triggers.
+  5: () => {},
 };
 
 /** The schema version of this storage: 0 when nothing was created yet. */

@@ -67,7 +67,11 @@ export class Sql {
     { table: string; rows: unknown[]; bytes: number; write: (rows: never[]) => void }
   >();
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly sql: SqlStorage,
+    /** The tables a write to each view writes (its INSTEAD OF trigger's), for memos and held rows. */
+    private readonly viewWrites: Readonly<Record<string, readonly string[]>> = {},
+  ) {}
 
   /**
    * Holds `row` back to be written with the other rows of its `kind` by `write`, in one
@@ -154,8 +158,13 @@ export class Sql {
 
   private wrote(text: string): void {
     const table = writtenTable(text);
-    if (table === null) this.changed();
-    else this.lastWrite.set(table, ++this.writes);
+    if (table === null) return this.changed();
+    const at = ++this.writes;
+    for (const written of this.tablesWrittenBy(table)) this.lastWrite.set(written, at);
+  }
+
+  private tablesWrittenBy(table: string): readonly string[] {
+    return this.viewWrites[table] ?? [table];
   }
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
@@ -180,17 +189,18 @@ export class Sql {
    * Writes the held rows before a statement that could see them or reorder them: a read, or
    * a write to a table they go to. A write to another table leaves them held, so a turn's rows
    * of a kind still go in one statement: no write of ours reads another table (json_each
-   * aside), and the triggers only write `run`, which no rows are held for.
+   * aside), a write to a view goes to the tables `viewWrites` names, and the other triggers
+   * only write `run`, which no rows are held for.
    */
   private flushBefore(text: string): void {
     if (this.held.size === 0) return;
     const table = writtenTable(text);
-    if (table !== null && !this.holdsRowsFor(table)) return;
+    if (table !== null && !this.holdsRowsFor(this.tablesWrittenBy(table))) return;
     this.flushHeld();
   }
 
-  private holdsRowsFor(table: string): boolean {
-    for (const batch of this.held.values()) if (batch.table === table) return true;
+  private holdsRowsFor(tables: readonly string[]): boolean {
+    for (const batch of this.held.values()) if (tables.includes(batch.table)) return true;
     return false;
   }
 

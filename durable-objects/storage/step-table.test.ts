@@ -6,21 +6,22 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unique } from "../../test/helpers";
-import { migrate } from "./schema";
+import { AttemptTable } from "./attempt-table";
+import { migrate, VIEW_WRITES } from "./schema";
 import { Sql } from "./sql";
 import { StepTable } from "./step-table";
 
-async function withSteps(test: (steps: StepTable) => void): Promise<void> {
+async function withSteps(test: (steps: StepTable, attempts: AttemptTable) => void): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("steps")));
   await runInDurableObject(stub, (_, state) => {
-    const db = new Sql(state.storage.sql);
+    const db = new Sql(state.storage.sql, VIEW_WRITES);
     migrate(db);
     const steps = new StepTable(db);
     steps.insertAll([
       { index: 0, id: "a", tool: "http" },
       { index: 1, id: "b", tool: "pass" },
     ]);
-    test(steps);
+    test(steps, new AttemptTable(db));
   });
 }
 
@@ -29,7 +30,7 @@ describe("StepTable: entries and rows", () => {
     withSteps((steps) => {
       const output = JSON.stringify({ page: "x".repeat(100_000) });
       steps.attemptStarted(0, 1, 1_000);
-      steps.succeeded(0, output, 200, 5, 1_005);
+      steps.succeeded(0, 1, output, 200, 5, 1_005);
       const entry = {
         index: 0,
         id: "a",
@@ -61,5 +62,34 @@ describe("StepTable: entries and rows", () => {
 
       expect(steps.get(0)).toEqual({ ...entry, data: output, httpStatus: 200, executionMs: 5 });
       expect(steps.page(-1, 1)).toEqual([steps.get(0)]);
+    }));
+
+  it("a step's start and success write its attempt's row with its own", () =>
+    withSteps((steps, attempts) => {
+      steps.attemptStarted(0, 1, 1_000);
+      const started = { attempt: 1, startedAt: 1_000, endedAt: null, itemIndex: -1 };
+      expect(attempts.ofStep(0)).toMatchObject([started]);
+      expect(steps.get(0)).toMatchObject({ status: "running", attempts: 1, startedAt: 1_000 });
+
+      steps.attemptStarted(0, 2, 1_010); // a retry: the step keeps its first start
+      steps.succeeded(0, 2, "{}", 201, 4, 1_014);
+      expect(attempts.ofStep(0)).toEqual([
+        { ...started, category: null, httpStatus: null, message: null },
+        {
+          attempt: 2,
+          startedAt: 1_010,
+          endedAt: 1_014,
+          category: null,
+          httpStatus: 201,
+          message: null,
+          itemIndex: -1,
+        },
+      ]);
+      expect(steps.get(0)).toMatchObject({
+        status: "succeeded",
+        attempts: 2,
+        startedAt: 1_000,
+        endedAt: 1_014,
+      });
     }));
 });

@@ -106,10 +106,10 @@ export class StepTable {
     );
   }
 
-  /** Recorded before the tool is called (SPEC 5.5). */
+  /** Recorded before the tool is called (SPEC 5.5): the step's row and its attempt's (step_starts). */
   attemptStarted(index: number, attempt: number, now: number): void {
-    this.db.run`UPDATE steps SET status = 'running', attempts = ${attempt}, next_attempt_at = NULL,
-      started_at = COALESCE(started_at, ${now}) WHERE idx = ${index}`;
+    this.db
+      .run`INSERT INTO step_starts (step_idx, attempt, at) VALUES (${index}, ${attempt}, ${now})`;
     this.changed(index);
   }
 
@@ -131,17 +131,24 @@ export class StepTable {
     this.changed(index);
   }
 
+  /** With `attempt`, that attempt's row is closed in the same statement (step_successes). */
   succeeded(
     index: number,
+    attempt: number | null,
     data: string,
     httpStatus: number | null,
     executionMs: number,
     now: number,
   ): void {
-    this.db
-      .run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
-      waiting_for = NULL, next_attempt_at = NULL,
-      http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
+    if (attempt === null)
+      this.db
+        .run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
+        waiting_for = NULL, next_attempt_at = NULL,
+        http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
+    else
+      this.db
+        .run`INSERT INTO step_successes (step_idx, attempt, data, http_status, execution_ms, at)
+        VALUES (${index}, ${attempt}, ${data}, ${httpStatus}, ${executionMs}, ${now})`;
     this.changed(index);
   }
 
@@ -156,14 +163,16 @@ export class StepTable {
     httpStatus: number | null,
     now: number,
   ): void {
+    this.changed(index);
     if (data.length > HELD_BATCH_BYTES / 2) {
       // Not held back: escaped into a batch's JSON, a large output could pass SQLite's 2 MB
-      // per value. Written as any attempt is, its start then its success.
-      this.attemptStarted(index, attempt, now);
-      this.succeeded(index, data, httpStatus, 0, now);
+      // per value.
+      this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
+        started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
+        waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
+        WHERE idx = ${index}`;
       return;
     }
-    this.changed(index);
     // Held back: a chain of such steps is written in one statement (Sql.later).
     const row = [index, attempt, now, data, httpStatus] as const;
     const write = (rows: (typeof row)[]) =>

@@ -145,7 +145,7 @@ export class TestRunObject extends RunObject {
   }
 
   /**
-   * Makes the storage look as schema version 3 left it (before replanning: no `replans` table),
+   * Makes the storage look as schema version 3 left it (no `replans` table, none of v5's views),
    * so that the next instance migrates it; the caller crashes the object to get one.
    */
   async storeAsSchemaVersion3(): Promise<void> {
@@ -153,6 +153,9 @@ export class TestRunObject extends RunObject {
     for (const op of ["insert", "update", "delete"])
       sql.exec(`DROP TRIGGER IF EXISTS replans_${op}_changed`);
     sql.exec("DROP TABLE IF EXISTS replans");
+    // and the views of v5 (their triggers go with them)
+    sql.exec("DROP VIEW IF EXISTS step_starts");
+    sql.exec("DROP VIEW IF EXISTS step_successes");
     sql.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
   }
 
