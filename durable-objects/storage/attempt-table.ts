@@ -1,6 +1,7 @@
 /**
  * AttemptTable (owns `attempts`): one row per attempt of a step or of a forEach item (SPEC
- * 5.2: number, start, end, category, HTTP status), kept across retries and redrives.
+ * 5.2: number, start, end, category, HTTP status), kept across retries and redrives. A step's
+ * own attempt starts and succeeds with its step's row (StepTable's views: one statement).
  */
 import type { AttemptRecord, StepError } from "../../src/engine/records";
 import type { Sql } from "./sql";

@@ -1,6 +1,8 @@
 /**
- * StepTable (owns `steps`): one row per plan step, its status, timers and result. Each write
- * touches one step's row, so completing a step never rewrites the plan (SPEC 5.5).
+ * StepTable (owns `steps`, and the views `step_starts` and `step_successes`): one row per plan
+ * step, its status, timers and result. Each write touches one step's row, so completing a step
+ * never rewrites the plan (SPEC 5.5); a step's attempt starting or succeeding writes that
+ * attempt's row too, in the same statement, through a view.
  */
 import type {
   SkipReason,
