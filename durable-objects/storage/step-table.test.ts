@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { unique } from "../../test/helpers";
 import { AttemptTable } from "./attempt-table";
 import { migrate, VIEW_WRITES } from "./schema";
-import { Sql } from "./sql";
+import { HELD_BATCH_BYTES, Sql } from "./sql";
 import { StepTable } from "./step-table";
 
 async function withSteps(test: (steps: StepTable, attempts: AttemptTable) => void): Promise<void> {
@@ -91,5 +91,15 @@ describe("StepTable: entries and rows", () => {
         startedAt: 1_000,
         endedAt: 1_014,
       });
+    }));
+
+  it("a step that succeeded at once is written whole, a large output on its own", () =>
+    withSteps((steps) => {
+      const large = JSON.stringify("x".repeat(HELD_BATCH_BYTES / 2));
+      steps.succeededAtOnce(0, 1, large, null, 2_000);
+      steps.succeededAtOnce(1, 1, "7", null, 2_000);
+      const done = { status: "succeeded", attempts: 1, startedAt: 2_000, endedAt: 2_000 };
+      expect(steps.get(0)).toMatchObject({ ...done, data: large, executionMs: 0 });
+      expect(steps.get(1)).toMatchObject({ ...done, data: "7", executionMs: 0 });
     }));
 });

@@ -28,6 +28,15 @@ const STEP_COLUMNS = raw(
 const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
   OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`);
 
+/** A step that succeeded at once, as `succeededAtOnce` writes it (data null: bound on its own). */
+type AtOnceRow = readonly [
+  index: number,
+  attempt: number,
+  at: number,
+  data: string | null,
+  httpStatus: number | null,
+];
+
 export type StepLoad = StepSnapshot & { attempts: number; retryBase: number };
 
 export class StepTable {
@@ -166,24 +175,23 @@ export class StepTable {
     now: number,
   ): void {
     this.changed(index);
-    if (data.length > HELD_BATCH_BYTES / 2) {
-      // Not held back: escaped into a batch's JSON, a large output could pass SQLite's 2 MB
-      // per value.
-      this.db.run`UPDATE steps SET status = 'succeeded', attempts = ${attempt},
-        started_at = COALESCE(started_at, ${now}), ended_at = ${now}, data = ${data}, error = NULL,
-        waiting_for = NULL, next_attempt_at = NULL, http_status = ${httpStatus}, execution_ms = 0
-        WHERE idx = ${index}`;
-      return;
-    }
-    // Held back: a chain of such steps is written in one statement (Sql.later).
-    const row = [index, attempt, now, data, httpStatus] as const;
-    const write = (rows: (typeof row)[]) =>
+    // Held back: a chain of such steps is written in one statement (Sql.later). A large output
+    // is written at once and bound on its own (`large`): escaped into a batch's JSON, it could
+    // pass SQLite's 2 MB per value.
+    const write = (rows: AtOnceRow[], large: string | null = null) =>
       this.db.run`UPDATE steps SET status = 'succeeded', attempts = j.value ->> 1,
         started_at = COALESCE(started_at, j.value ->> 2), ended_at = j.value ->> 2,
-        data = j.value ->> 3, error = NULL, waiting_for = NULL, next_attempt_at = NULL,
-        http_status = j.value ->> 4, execution_ms = 0
+        data = COALESCE(${large}, j.value ->> 3), error = NULL, waiting_for = NULL,
+        next_attempt_at = NULL, http_status = j.value ->> 4, execution_ms = 0
         FROM json_each(${JSON.stringify(rows)}) AS j WHERE idx = j.value ->> 0`;
-    this.db.later("steps.succeededAtOnce", row, write, data.length);
+    if (data.length > HELD_BATCH_BYTES / 2) write([[index, attempt, now, null, httpStatus]], data);
+    else
+      this.db.later(
+        "steps.succeededAtOnce",
+        [index, attempt, now, data, httpStatus] satisfies AtOnceRow,
+        write,
+        data.length,
+      );
   }
 
   /** `data`: an output that failed the step's `verify` (SPEC 9.1) is kept. */
