@@ -195,7 +195,8 @@ const bump = "UPDATE run SET version = version + 1";
 
 /**
  * v5: a step's attempt starting, and succeeding, each in one statement: an insert into one of
- * these views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded).
+ * these views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded; a
+ * success with a NULL attempt, a forEach step's, matches no attempt row).
  * A statement costs the runtime a call, and `wrangler dev` a trace span, about as much as its
  * writes: these two take 400 statements off a 200-step run's 1,000.
  */

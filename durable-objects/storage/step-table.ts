@@ -142,7 +142,10 @@ export class StepTable {
     this.changed(index);
   }
 
-  /** With `attempt`, that attempt's row is closed in the same statement (step_successes). */
+  /**
+   * Through step_successes: with `attempt`, that attempt's row is closed in the same statement;
+   * without (a forEach step, whose items have the attempts), the trigger matches no attempt.
+   */
   succeeded(
     index: number,
     attempt: number | null,
@@ -151,15 +154,8 @@ export class StepTable {
     executionMs: number,
     now: number,
   ): void {
-    if (attempt === null)
-      this.db
-        .run`UPDATE steps SET status = 'succeeded', ended_at = ${now}, data = ${data}, error = NULL,
-        waiting_for = NULL, next_attempt_at = NULL,
-        http_status = ${httpStatus}, execution_ms = ${executionMs} WHERE idx = ${index}`;
-    else
-      this.db
-        .run`INSERT INTO step_successes (step_idx, attempt, data, http_status, execution_ms, at)
-        VALUES (${index}, ${attempt}, ${data}, ${httpStatus}, ${executionMs}, ${now})`;
+    this.db.run`INSERT INTO step_successes (step_idx, attempt, data, http_status, execution_ms, at)
+      VALUES (${index}, ${attempt}, ${data}, ${httpStatus}, ${executionMs}, ${now})`;
     this.changed(index);
   }
 
