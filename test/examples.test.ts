@@ -7,6 +7,7 @@ import simple from "../examples/01-simple.json";
 import parallel from "../examples/02-parallel.json";
 import dependency from "../examples/03-dependency.json";
 import chain from "../examples/04-three-level-chain.json";
+import criticalPath from "../examples/critical-path.json";
 import mixed from "../examples/05-mixed.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
@@ -14,7 +15,7 @@ import quota from "../examples/quota.json";
 import rateLimited from "../examples/rate-limited.json";
 import retry from "../examples/retry.json";
 import selfRepairing from "../examples/self-repairing.json";
-import { api, execute, results, runCalls, upstreamUrl } from "./helpers";
+import { api, events, execute, results, runCalls, upstreamUrl } from "./helpers";
 import { domainResponse } from "./upstream/data";
 
 /** What the fake API answers for `path?query`. */
@@ -45,6 +46,7 @@ describe("examples/*.json", () => {
     ["self-repairing", selfRepairing],
     ["quota", quota],
     ["rate-limited", rateLimited],
+    ["critical-path", criticalPath],
   ])("%s passes POST /v1/plans/validate", async (_, plan) => {
     const res = await api("/v1/plans/validate", {
       method: "POST",
@@ -158,6 +160,22 @@ describe("example 5: mixed parallel and sequential", () => {
     const [s0, s1] = run.steps as { startedAt: string; endedAt: string }[];
     expect(Math.max(ms(s0!.startedAt), ms(s1!.startedAt))).toBeLessThan(
       Math.min(ms(s0!.endedAt), ms(s1!.endedAt)),
+    );
+  });
+});
+
+describe("critical-path example: maxParallel leaves a choice", () => {
+  it("starts the head of the four-step chain among the first five, before lone steps listed earlier", async () => {
+    const plan = JSON.parse(
+      JSON.stringify(criticalPath).replaceAll("http://127.0.0.1:8788", upstreamUrl),
+    );
+    const run = await execute(plan);
+    expect(run.status).toBe("completed");
+    const started = (await events(run.runId))
+      .filter((e) => e.type === "step_started")
+      .map((e) => e.stepId);
+    expect(started.slice(0, 5).sort()).toEqual(
+      ["build-1", "lookup-1", "lookup-2", "lookup-3", "lookup-4"].sort(),
     );
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { criticalPath, dependentsOf, findCycle, levelsOf, topologicalOrder } from "./graph";
+import {
+  criticalPath,
+  dependentsOf,
+  findCycle,
+  heightsOf,
+  levelsOf,
+  topologicalOrder,
+} from "./graph";
 
 type Deps = number[][];
 
@@ -105,6 +112,24 @@ describe("levelsOf", () => {
 
   it("puts independent steps on level 0", () => {
     expect(levelsOf([[], [], []], [0, 1, 2])).toEqual([[0, 1, 2]]);
+  });
+});
+
+describe("heightsOf", () => {
+  it("counts the longest chain of dependents below each step", () => {
+    // 0 -> 1 -> 2 -> 4 and 0 -> 3 -> 4: 0 heads a chain of four steps, 3 one of two.
+    const deps: Deps = [[], [0], [1], [0], [2, 3]];
+    expect([...heightsOf(deps, topologicalOrder(deps)!)]).toEqual([4, 3, 2, 2, 1]);
+  });
+
+  it("follows dependencies listed after their dependents", () => {
+    // 0 waits for 2, which waits for 1.
+    const deps: Deps = [[2], [], [1]];
+    expect([...heightsOf(deps, topologicalOrder(deps)!)]).toEqual([1, 3, 2]);
+  });
+
+  it("is 1 for independent steps", () => {
+    expect([...heightsOf([[], []], [0, 1])]).toEqual([1, 1]);
   });
 });
 

@@ -75,6 +75,22 @@ export function levelsOf(
   return levels;
 }
 
+/**
+ * Height of each step: the number of steps on the longest chain from it to a step nothing
+ * depends on (1 for such a step). `order` is a topological order.
+ */
+export function heightsOf(
+  deps: readonly (readonly number[])[],
+  order: readonly number[],
+): Int32Array {
+  const height = new Int32Array(deps.length).fill(1);
+  for (let k = order.length - 1; k >= 0; k--) {
+    const i = order[k]!;
+    for (const d of deps[i]!) height[d] = Math.max(height[d]!, height[i]! + 1);
+  }
+  return height;
+}
+
 /** The longest chain, weighted by `weight` (1 per step by default), as indices from first to last. */
 export function criticalPath(
   deps: readonly (readonly number[])[],

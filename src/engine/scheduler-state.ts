@@ -3,6 +3,7 @@
  * timers, built once per iteration from the stored step rows, and the transitions that
  * keep them consistent (counters, releases, cascading skips). scheduler.ts decides with it.
  */
+import { heightsOf, topologicalOrder } from "./graph";
 import { MinHeap } from "./heap";
 import type { CompiledPlan } from "./plan";
 import { FINISHED, type SkipReason, type StepStatus, type WaitingFor } from "./records";
@@ -48,8 +49,13 @@ export interface Scheduler {
   unfinishedDeps: Int32Array;
   /** Per step, the worst finished dependency: 1 skipped, 2 cancelled, 3 failed. */
   badDeps: Uint8Array;
-  ready: number[];
-  readyHead: number;
+  /**
+   * Ready steps, first the one heading the longest chain of dependents (`rank`), ties in plan
+   * order: when `maxParallel` leaves a choice, the critical path goes first (SPEC 5.1).
+   */
+  ready: MinHeap;
+  /** Per step: its key in `ready` (a greater height first, then a lower index). */
+  readonly rank: Float64Array;
   timers: MinHeap;
   /** Per step: when its current timer (retry or wait) falls due; heap entries at other times are stale. */
   dueAt: Float64Array;
@@ -69,8 +75,10 @@ export interface Scheduler {
   /** No new step starts: fail-fast tripped, or the run was cancelled. */
   halted: boolean;
   cancelled: boolean;
-  /** Bounded mode: how many more steps this iteration's wave may start (null: unbounded). */
-  waveBudget: number | null;
+  /** Bounded mode: this iteration starts only its wave, the steps ready at its start. */
+  wave: boolean;
+  /** Steps that became ready during a bounded wave: they wait for the next one. */
+  heldBack: number[];
   /** Steps found `running` at load: their attempts were interrupted by a restart. */
   interrupted: number[];
 }
@@ -88,8 +96,8 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
     waitingFor: rows.map((r) => (r.status === "waiting" ? r.waitingFor : null)),
     unfinishedDeps: new Int32Array(n),
     badDeps: new Uint8Array(n),
-    ready: [],
-    readyHead: 0,
+    ready: new MinHeap(),
+    rank: rankOf(plan),
     timers: new MinHeap(),
     dueAt: new Float64Array(n).fill(NaN),
     outbox: [],
@@ -104,7 +112,8 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
     replanned: false,
     halted: false,
     cancelled: false,
-    waveBudget: null,
+    wave: false,
+    heldBack: [],
     interrupted: [],
   };
   for (let i = 0; i < n; i++) {
@@ -125,6 +134,27 @@ export function createScheduler(plan: CompiledPlan, rows: readonly StepSnapshot[
     if (s.status[i] === "pending" && s.unfinishedDeps[i] === 0) release(s, i);
   }
   return s;
+}
+
+const ranks = new WeakMap<CompiledPlan, Float64Array>();
+
+/** Each step's key in the ready queue: a higher step first (see `ready`), then plan order; once per plan. */
+function rankOf(plan: CompiledPlan): Float64Array {
+  let rank = ranks.get(plan);
+  if (!rank) {
+    const deps = plan.steps.map((st) => st.deps);
+    const n = deps.length;
+    const height = heightsOf(deps, topologicalOrder(deps) ?? []);
+    rank = Float64Array.from(height, (h, i) => -h * n + i);
+    ranks.set(plan, rank);
+  }
+  return rank;
+}
+
+/** Step `i` may start: it joins the ready queue, or in a bounded wave the next wave. */
+function makeReady(s: Scheduler, i: number): void {
+  if (s.wave) s.heldBack.push(i);
+  else s.ready.push(s.rank[i]!, i);
 }
 
 export function setStatus(
@@ -191,7 +221,7 @@ function markBadDep(s: Scheduler, i: number, depStatus: StepStatus): void {
 function release(s: Scheduler, i: number): boolean {
   const bad = s.badDeps[i]!;
   if (bad === 0 || s.allDone[i]) {
-    s.ready.push(i);
+    makeReady(s, i);
     return false;
   }
   if (bad === 2) {
@@ -211,6 +241,14 @@ export function setTimer(s: Scheduler, i: number, at: number): void {
   s.timers.push(at, i);
 }
 
+/** An iteration starts: the steps held back by the last wave, and those whose timer is due, are ready. */
+export function releaseForIteration(s: Scheduler, now: number): void {
+  s.wave = false;
+  for (const i of s.heldBack) makeReady(s, i);
+  s.heldBack = [];
+  releaseDueTimers(s, now);
+}
+
 export function releaseDueTimers(s: Scheduler, now: number): void {
   for (let top = s.timers.peek(); top && top[0] <= now; top = s.timers.peek()) {
     s.timers.pop();
@@ -219,7 +257,7 @@ export function releaseDueTimers(s: Scheduler, now: number): void {
     s.dueAt[i] = NaN;
     if (s.status[i] === "retrying") {
       setStatus(s, i, "pending");
-      s.ready.push(i);
+      makeReady(s, i);
     } else if (s.status[i] === "waiting" && !s.halted) {
       setStatus(s, i, "running");
       s.running++;

@@ -219,6 +219,41 @@ describe("maxParallel", () => {
   });
 });
 
+describe("which ready step starts first (SPEC 5.1)", () => {
+  /** Every started step takes one tick: the ticks the whole run takes. */
+  function ticks(s: Scheduler): number {
+    for (let t = 0; ; t++) {
+      const { next } = decide(s, t);
+      if (next.type === "finish") return t;
+      const running = s.status.flatMap((st, i) => (st === "running" ? [i] : []));
+      for (const i of running) settle(s, i, { type: "succeeded" });
+    }
+  }
+
+  it("starts the step heading the longest chain of dependents first, ties in plan order", () => {
+    // 0, 1, 2 and 6 stand alone; 3 -> 4 -> 5 is a chain.
+    const steps = [...independent(3), {}, { deps: [3] }, { deps: [4] }, {}];
+    const s = begin(plan(steps, { maxParallel: 2 }));
+    expect(starts(decide(s, 0).actions)).toEqual([3, 0]);
+    settle(s, 3, { type: "succeeded" });
+    expect(starts(decide(s, 0).actions)).toEqual([4]);
+    settle(s, 0, { type: "succeeded" });
+    expect(starts(decide(s, 0).actions)).toEqual([1]);
+  });
+
+  it("under maxParallel a run takes its critical path, not the plan's order", () => {
+    // Eight lone steps listed before a chain of four, five slots: the chain sets the pace.
+    const steps = [...independent(8), {}, { deps: [8] }, { deps: [9] }, { deps: [10] }];
+    expect(ticks(begin(plan(steps, { maxParallel: 5 })))).toBe(4);
+  });
+
+  it("ranks a step by its dependents wherever the plan lists them", () => {
+    // 0 waits for 2: of the two ready steps, 2 heads the longer chain.
+    const s = begin(plan([{ deps: [2] }, {}, {}], { maxParallel: 1 }));
+    expect(starts(decide(s, 0).actions)).toEqual([2]);
+  });
+});
+
 describe("triggers and skips (SPEC 5.3)", () => {
   it("skips an all_success dependent of a failed step with dependency_failed", () => {
     const s = begin(plan([{}, { deps: [0] }]));
@@ -601,13 +636,16 @@ describe("cancelRun", () => {
   });
 
   it("a step whose dependency was cancelled after fail-fast is cancelled too", () => {
-    // 0 fails the run; 1 never started and is cancelled; 2 waits for 1.
-    const s = begin(plan([{ onFailure: "fail_run" }, {}, { deps: [1] }], { maxParallel: 1 }));
-    decide(s, 0);
+    // 0 fails the run (1 waits for it); 2 never started and is cancelled; 3 waits for 2.
+    const p = plan([{ onFailure: "fail_run" }, { deps: [0] }, {}, { deps: [2] }], {
+      maxParallel: 1,
+    });
+    const s = begin(p);
+    expect(starts(decide(s, 0).actions)).toEqual([0]);
     settle(s, 0, { type: "failed" });
     const { actions } = decide(s, 0);
-    expect(skips(actions)).toEqual([]);
-    expect(s.status).toEqual(["failed", "cancelled", "cancelled"]);
+    expect(skips(actions)).toEqual([[1, "dependency_failed"]]);
+    expect(s.status).toEqual(["failed", "skipped", "cancelled", "cancelled"]);
   });
 
   it("a failed dependency still wins over a cancelled one", () => {

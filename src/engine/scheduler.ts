@@ -11,6 +11,7 @@ import {
   finish,
   nextTimer,
   releaseDueTimers,
+  releaseForIteration,
   setStatus,
   setTimer,
   type Action,
@@ -37,30 +38,20 @@ export type Next =
 
 /** Starts an iteration: due retries become ready; bounded mode fixes the wave. */
 export function beginIteration(s: Scheduler, now: number, wave: boolean): void {
-  releaseDueTimers(s, now);
-  s.waveBudget = wave ? s.ready.length - s.readyHead : null;
+  releaseForIteration(s, now);
+  s.wave = wave;
 }
 
 export function decide(s: Scheduler, now: number): { actions: Action[]; next: Next } {
-  if (s.waveBudget === null) releaseDueTimers(s, now);
+  if (!s.wave) releaseDueTimers(s, now);
   const actions = s.outbox;
   s.outbox = [];
-  while (
-    !s.halted &&
-    s.running < s.maxParallel &&
-    s.readyHead < s.ready.length &&
-    s.waveBudget !== 0
-  ) {
-    const i = s.ready[s.readyHead++]!;
+  while (!s.halted && s.running < s.maxParallel && s.ready.size > 0) {
+    const i = s.ready.pop()![1];
     if (s.status[i] !== "pending") continue;
     s.status[i] = "running";
     s.running++;
-    if (s.waveBudget !== null) s.waveBudget--;
     actions.push({ type: "start", step: i });
-  }
-  if (s.readyHead > 1024 && s.readyHead * 2 > s.ready.length) {
-    s.ready = s.ready.slice(s.readyHead);
-    s.readyHead = 0;
   }
   if (s.running > 0) return { actions, next: { type: "await", wakeAt: nextTimer(s) } };
   if (s.halted && s.finished < s.status.length) {
@@ -86,7 +77,7 @@ export function decide(s: Scheduler, now: number): { actions: Action[]; next: Ne
  * once instead of waiting a task to commit it with others: it is on the path of more work.
  */
 export function releasesWork(s: Scheduler, i: number): boolean {
-  if (s.readyHead < s.ready.length) return true;
+  if (hasReadyWork(s)) return true;
   return s.dependents[i]!.some((d) => s.status[d] === "pending" && s.unfinishedDeps[d] === 1);
 }
 
@@ -160,7 +151,7 @@ export function onlyWaitingForAnswers(s: Scheduler): boolean {
 
 /** Steps are ready and not started (a bounded wave leaves them for the next iteration). */
 export function hasReadyWork(s: Scheduler): boolean {
-  return s.readyHead < s.ready.length;
+  return s.ready.size > 0 || s.heldBack.length > 0;
 }
 
 /**
