@@ -23,6 +23,7 @@ import type * as controls from "./controls/run-controls";
 import { RunLifecycle } from "./controls/run-lifecycle";
 import { DueWork } from "./execution/due-work";
 import { IndexFeed } from "./listing/index-feed";
+import { sharedBoardRead } from "./destinations/board-reads";
 import { BOARD_NAME, type PauseNotice } from "./destinations/pause-board";
 import { wireRun } from "./run-wiring";
 import { runIndexOf } from "./run-index/run-index";
@@ -244,13 +245,14 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /**
-   * Where this instance reads the pauses other isolates found (the pause board), in the
-   * background. Tests read none: every run of the test Worker shares one isolate, and a read
-   * landing at a moment of its own would race them.
+   * Where this instance reads the pauses other isolates found (the pause board, through the
+   * location's shared copy), in the background. Tests read none: every run of the test Worker
+   * shares one isolate, and a read landing at a moment of its own would race them.
    */
   protected get pauseBoard(): (() => Promise<PauseNotice[]>) | null {
     const boards = this.env.PAUSE_BOARD;
-    return () => boards.get(boards.idFromName(BOARD_NAME)).current();
+    const read = () => boards.get(boards.idFromName(BOARD_NAME)).current();
+    return sharedBoardRead(read, caches.default, Date.now);
   }
 
   /** The run's alarm: workerd's. Tests substitute one only they fire, so nothing races them. */
