@@ -23,6 +23,10 @@ function fake(path: string, query = ""): unknown[] {
   return domainResponse(path, new URLSearchParams(query))!;
 }
 
+/** An example whose URLs name the demo upstream (127.0.0.1:8788), on the loopback upstream instead. */
+const onLoopback = (plan: unknown): unknown =>
+  JSON.parse(JSON.stringify(plan).replaceAll("http://127.0.0.1:8788", upstreamUrl));
+
 const ids = (data: unknown) => (data as { id: string }[]).map((d) => d.id);
 const ms = (iso: string) => Date.parse(iso);
 
@@ -166,10 +170,7 @@ describe("example 5: mixed parallel and sequential", () => {
 
 describe("critical-path example: maxParallel leaves a choice", () => {
   it("starts the head of the four-step chain among the first five, before lone steps listed earlier", async () => {
-    const plan = JSON.parse(
-      JSON.stringify(criticalPath).replaceAll("http://127.0.0.1:8788", upstreamUrl),
-    );
-    const run = await execute(plan);
+    const run = await execute(onLoopback(criticalPath));
     expect(run.status).toBe("completed");
     const started = (await events(run.runId))
       .filter((e) => e.type === "step_started")
@@ -224,10 +225,8 @@ describe("fail-fast example (failFast: true)", () => {
 });
 
 describe("self-repairing example: verify, then a repair from the demo planner (SPEC 9)", () => {
-  // The example's planner is the demo upstream's (127.0.0.1:8788): here, the loopback upstream's.
-  const plan = JSON.parse(
-    JSON.stringify(selfRepairing).replaceAll("http://127.0.0.1:8788", upstreamUrl),
-  ) as unknown;
+  // The example's planner is the demo upstream's: here, the loopback upstream's.
+  const plan = onLoopback(selfRepairing);
 
   it("fixes the misspelt city after verification_failed and completes", async () => {
     const run = await execute(plan);
