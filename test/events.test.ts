@@ -251,9 +251,9 @@ describe("GET /v1/runs/:id/events", () => {
     expect(body.error.issues.map((i: any) => i.path)).toContain("query.limit");
   });
 
-  it("rejects a non-numeric after with 400", async () => {
+  it.each(["abc", "", "1e3"])("rejects after=%s with 400", async (after) => {
     const runId = await finishedRun();
-    const res = await api(`/v1/runs/${runId}/events?after=abc`);
+    const res = await api(`/v1/runs/${runId}/events?after=${after}`);
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body.error.issues.map((i: any) => i.path)).toContain("query.after");

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { HARD_MAX_STEPS, modeSchema, planSchema, tagsSchema } from "../../engine/plan-schema.ts";
 import { repairAnswerSchema } from "../../engine/plan-schema.ts";
 import { RUN_STATUSES } from "../../engine/records.ts";
+import { intParam } from "./query.ts";
 
 export { RUN_STATUSES };
 export const runStatusValueSchema = z.enum(RUN_STATUSES);
@@ -58,13 +59,10 @@ export const callbackBodySchema = z.union([
 ]);
 
 export const eventsQuerySchema = z.object({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("return events with seq greater than this"),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: intParam(0, Number.MAX_SAFE_INTEGER, 0).describe(
+    "return events with seq greater than this",
+  ),
+  limit: intParam(1, 1000, 100),
 });
 
 /*

@@ -41,7 +41,7 @@ export const listRunsQuerySchema = z.strictObject({
   tag: tagFilters.optional(),
   createdAfter: instantParam.optional(),
   createdBefore: instantParam.optional(),
-  limit: intParam(1, 200).default(50),
+  limit: intParam(1, 200, 50),
   cursor: z
     .string()
     .min(1)

@@ -30,9 +30,21 @@ export function commaList<const T extends readonly [string, ...string[]]>(values
     .describe(`a comma list of: ${values.join(", ")}`);
 }
 
-/** An integer given as text, within [min, max]. */
-export function intParam(min: number, max: number) {
-  return z.coerce.number().int().min(min).max(max);
+/**
+ * A whole number given as decimal digits, within [min, max]. Digits only: `Number()` reads
+ * `after=` as 0 (a page that silently skips step 0) and takes `0x10` or `+5`.
+ */
+export function intParam(min: number, max: number, fallback?: number) {
+  const value = z.coerce.number().int().min(min).max(max);
+  return z.preprocess(
+    (text, ctx) => {
+      if (typeof text !== "string" || /^\d{1,16}$/.test(text)) return text;
+      ctx.addIssue({ code: "custom", message: `expected a whole number from ${min} to ${max}` });
+      return z.NEVER;
+    },
+    // Inside, so the OpenAPI document still shows the default.
+    fallback === undefined ? value : value.default(fallback),
+  );
 }
 
 /** An ISO-8601 date (`2026-11-01`) or date-time with an offset (`2026-11-01T09:00:00Z`), parsed to epoch milliseconds. */

@@ -28,7 +28,7 @@ export const stepsQuerySchema = z.strictObject({
   after: intParam(0, Number.MAX_SAFE_INTEGER)
     .optional()
     .describe("a step index: the page starts after it (exclusive)"),
-  limit: intParam(1, 1000).default(100),
+  limit: intParam(1, 1000, 100),
 });
 
 export const stepsPageSchema = z.strictObject({
