@@ -78,6 +78,16 @@ describe("verify (SPEC 9.1)", () => {
     expect(byId(run).s.error.message).toContain(verify);
   });
 
+  it.each([
+    ['the text "false"', { v: "false" }],
+    ['the text "0"', { v: "0" }],
+  ])("%s is truthy (only SPEC 9.1's values are falsy)", async (_, value) => {
+    const run = await execute({
+      steps: [{ id: "s", tool: "pass", params: { value }, verify: "${output.v}" }],
+    });
+    expect(run.status).toBe("completed");
+  });
+
   it("verify may read other steps: they become dependencies", async () => {
     const { body } = await submit({
       steps: [

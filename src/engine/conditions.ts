@@ -2,7 +2,7 @@
 import type { StepError } from "./records";
 import {
   TemplateUnresolvedError,
-  isTruthy,
+  conditionTruthy,
   resolveTemplates,
   type TemplateContext,
 } from "./templates";
@@ -16,7 +16,7 @@ export function conditionHolds(
   context: TemplateContext,
 ): boolean | StepError {
   try {
-    return isTruthy(resolveTemplates(when, context));
+    return conditionTruthy(resolveTemplates(when, context));
   } catch (err) {
     if (err instanceof TemplateUnresolvedError) return false;
     return { category: "invalid_data", message: `when: ${(err as Error).message}` };

@@ -5,6 +5,7 @@ import {
   addStepResult,
   evaluate,
   isMultiValued,
+  conditionTruthy,
   isTruthy,
   newTemplateContext,
   parseTemplate,
@@ -359,12 +360,25 @@ describe("isTruthy", () => {
     [false, false],
     [0, false],
     ["", false],
-    ["false", false],
+    ["false", true],
+    ["0", true],
     [null, false],
     [[], false],
     [{}, false],
   ])("%j -> %s", (value, expected) => {
     expect(isTruthy(value)).toBe(expected);
+  });
+});
+
+describe("conditionTruthy", () => {
+  it.each([
+    ["false", false],
+    ["true", true],
+    [false, false],
+    [[], false],
+    [{ a: 1 }, true],
+  ])("%j -> %s", (value, expected) => {
+    expect(conditionTruthy(value)).toBe(expected);
   });
 });
 

@@ -272,12 +272,20 @@ export function toText(value: unknown): string {
   return String(value);
 }
 
-/** Truthiness of a resolved `when`: empty collections and "false" count as false. */
+/** Truthiness of a resolved template (SPEC 9.1): `false`, 0, "", null, [] and {} are false. */
 export function isTruthy(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;
   if (value !== null && typeof value === "object") return Object.keys(value).length > 0;
-  if (value === "false") return false;
   return Boolean(value);
+}
+
+/**
+ * Truthiness of a resolved `when`: the text "false" is false too, since a condition written
+ * inside a longer string (`"${input.dryRun}"` keeps a boolean, `"x${...}"` gives text) is
+ * text. `verify` keeps SPEC 9.1's list, where "false" is a non-empty string.
+ */
+export function conditionTruthy(value: unknown): boolean {
+  return value !== "false" && isTruthy(value);
 }
 
 /** A template that failed at run time, as a step error: unresolved paths and bad data are not retried. */
