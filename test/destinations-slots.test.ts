@@ -279,6 +279,34 @@ describe("leases", () => {
     expect(await destinationState("stop.upstream.test")).toMatchObject({ inFlight: 0, waiting: 0 });
   });
 
+  it("a bounded run paused while its call waits gives the grant back, and asks again as soon as it is resumed", async () => {
+    const { holder, alarm } = await holdSlot("bounded", unique("bounded-hold"));
+    const tag = unique("bounded");
+    const runId = await started({
+      config: { mode: { type: "bounded", iterations: 1 } },
+      steps: [httpStep("b", work("bounded", tag, 1))],
+    });
+    await fireAlarm(runId); // its one iteration: the call queues, and the run pauses
+    let s = await status(runId);
+    expect(s.status).toBe("paused");
+    expect(byId(s).b).toMatchObject({ status: "waiting", waitingFor: "quota", attempts: 0 });
+
+    await post(`/v1/runs/${holder}/cancel`); // the slot goes to the paused run, which gives it back
+    expect(await alarm).toBe("settled");
+    await until(
+      async () => (await destinationState("bounded.upstream.test")).inFlight === 0,
+      "the paused run gave the slot back",
+    );
+    expect(await workCalls(tag)).toHaveLength(0);
+
+    expect((await post(`/v1/runs/${runId}/resume`)).res.status).toBe(200);
+    await fireAlarm(runId); // at once: the run's clock has not moved
+    s = await status(runId);
+    expect(s.status).toBe("completed");
+    expect(byId(s).b).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(await workCalls(tag)).toHaveLength(1);
+  });
+
   it("the slot of a run that crashed comes back when its lease expires, within 30 s", async () => {
     const { holder, alarm } = await holdSlot("crash", unique("crash-hold"));
     const tag = unique("crash");

@@ -16,6 +16,7 @@ export const TEST_DESTINATIONS = {
   "paused.upstream.test": { concurrency: 5 },
   "undo.upstream.test": { concurrency: 1 },
   "stop.upstream.test": { concurrency: 1 },
+  "bounded.upstream.test": { concurrency: 1 },
   // a registry tool (test/tools-registry.ts), limited by its name
   limited_work: { concurrency: 1 },
 };

@@ -152,6 +152,7 @@ export class Checkpoint {
   resume(budget: number, now: number): void {
     this.run.setStatus("running");
     this.run.setIterationBudget(budget);
+    this.steps.quotaWaitsDue(now);
     this.events.append("run_resumed", now, null, null, { iterationBudget: budget });
   }
 

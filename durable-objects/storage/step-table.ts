@@ -242,6 +242,17 @@ export class StepTable {
     this.changed(index);
   }
 
+  /**
+   * Every call waiting for a slot is due now: it asks its destination again (asking is
+   * idempotent: a place in the queue is kept). A paused run gives back the slots granted to
+   * it, so on resume its calls must ask rather than wait for their next re-ask.
+   */
+  quotaWaitsDue(now: number): void {
+    this.db.run`UPDATE steps SET next_attempt_at = ${now}
+      WHERE status = 'waiting' AND waiting_for = 'quota'`;
+    this.changed(null);
+  }
+
   ended(
     index: number,
     status: Extract<StepStatus, "skipped" | "cancelled">,
