@@ -31,6 +31,39 @@ describe("POST /approve", () => {
     expect(byId(s).gate!.status).toBe("waiting");
     expect(byId(s).after!.status).toBe("pending");
   });
+
+  it("an unknown stepId is a 400 naming body.stepId", async () => {
+    const runId = await started({
+      name: unique("approve-unknown"),
+      steps: [{ id: "gate", tool: "approval" }],
+    });
+    expect((await drive(runId)).status).toBe("waiting");
+    const { res, body } = await post(`/v1/runs/${runId}/approve`, {
+      approved: true,
+      stepId: "nope",
+    });
+    expect(res.status).toBe(400);
+    expect(body.error.issues).toEqual([{ path: "body.stepId", message: 'unknown step "nope"' }]);
+  });
+});
+
+describe("malformed control bodies", () => {
+  it.each(["approve", "resume"])(
+    "POST /%s with malformed JSON is a 400 invalid_request at body",
+    async (route) => {
+      const runId = await started({
+        name: unique("bad-json"),
+        steps: [{ id: "gate", tool: "approval" }],
+      });
+      const res = await api(`/v1/runs/${runId}/${route}`, { method: "POST", body: "notjson" });
+      expect(res.status).toBe(400);
+      const { error } = (await res.json()) as any;
+      expect(error.code).toBe("invalid_request");
+      expect(error.issues).toEqual([
+        { path: "body", message: expect.stringMatching(/malformed JSON/) },
+      ]);
+    },
+  );
 });
 
 describe("body limits", () => {

@@ -74,7 +74,12 @@ function decideApprovalStep(
   }
   const index = steps.indexOf(stepId);
   if (index === undefined)
-    return refuse({ ok: false, invalid: true, message: `unknown step "${stepId}"` });
+    return refuse({
+      ok: false,
+      invalid: true,
+      field: "stepId",
+      message: `unknown step "${stepId}"`,
+    });
   if (!waiting.includes(stepId))
     return refuse({
       ok: false,

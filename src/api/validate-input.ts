@@ -33,8 +33,14 @@ export async function readControlBody<T extends z.ZodType>(
     ? {}
     : await readJson(c, CONTROL_BODY_BYTES, "request body", undefined, CONTROL_BODY_LIMIT).catch(
         (err: unknown) => {
-          if (err instanceof InvalidPlanError && /empty/.test(err.message)) return {};
-          throw err;
+          if (!(err instanceof InvalidPlanError)) throw err;
+          if (/empty/.test(err.message)) return {};
+          // Not a plan: malformed JSON here is a bad request body, at `body`.
+          const at = (path: string) => (path ? `body.${path}` : "body");
+          throw new InvalidPlanError(
+            err.issues.map((i) => ({ ...i, path: at(i.path) })),
+            "invalid_request",
+          );
         },
       );
   return parseInput(schema, raw, "body");
