@@ -242,6 +242,17 @@ describe("redrive (POST /retry)", () => {
     expect(results[2].data).toBe(200);
   });
 
+  it("a failed step's result has the time of its attempt, as a success does; a skipped one none", async () => {
+    const { runId } = await execute(failingPlan(unique("a"), unique("b")));
+    const results = (await (await api(`/v1/runs/${runId}/results`)).json()) as any[];
+    const [a, b, c] = results.map((r) => r.metadata.executionTime);
+    expect(a).toEqual(expect.any(Number));
+    expect(results[1]).toMatchObject({ success: false, metadata: { status: 404 } });
+    expect(b).toEqual(expect.any(Number));
+    expect(b).toBeGreaterThanOrEqual(0);
+    expect(c).toBeNull();
+  });
+
   it("keeps the failed attempt in the step's attemptLog next to the new one", async () => {
     const first = await execute(failingPlan(unique("a"), unique("b")));
     const runId = first.runId;

@@ -98,7 +98,7 @@ export function commitVerdict(
     case "failed":
       if (verdict.error.category === "replan_limit_reached")
         c.events.append("replan_failed", now, step.id, null, verdict.error);
-      c.steps.failed(i, verdict.error, now, verdict.data ?? null);
+      c.steps.failed(i, verdict.error, now - startedAt, now, verdict.data ?? null);
       c.events.append("step_failed", now, step.id, attempt, verdict.error);
       return;
     case "replan":

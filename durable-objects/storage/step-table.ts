@@ -190,11 +190,20 @@ export class StepTable {
       );
   }
 
-  /** `data`: an output that failed the step's `verify` (SPEC 9.1) is kept. */
-  failed(index: number, error: StepError, now: number, data: string | null = null): void {
+  /**
+   * `executionMs`: its last attempt's time, as a success records it (the result's
+   * `metadata.executionTime`). `data`: an output that failed the step's `verify` (SPEC 9.1) is kept.
+   */
+  failed(
+    index: number,
+    error: StepError,
+    executionMs: number,
+    now: number,
+    data: string | null = null,
+  ): void {
     this.db.run`UPDATE steps SET status = 'failed', ended_at = ${now}, next_attempt_at = NULL,
       waiting_for = NULL, error = ${JSON.stringify(error)}, http_status = ${error.status ?? null},
-      data = COALESCE(${data}, data) WHERE idx = ${index}`;
+      execution_ms = ${executionMs}, data = COALESCE(${data}, data) WHERE idx = ${index}`;
     this.changed(index);
   }
 

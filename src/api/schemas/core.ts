@@ -149,7 +149,12 @@ export const stepResultSchema = z.strictObject({
   data: z.unknown(),
   error: stepErrorSchema.optional(),
   metadata: z.strictObject({
-    executionTime: z.int().nullable(),
+    executionTime: z
+      .int()
+      .nullable()
+      .describe(
+        "ms of the last attempt of a step that succeeded or failed; null when it never ran",
+      ),
     timestamp: z.string().nullable(),
     attempts: z.int(),
     retries: z.int(),
