@@ -312,6 +312,8 @@ describe("GET /v1/runs: bad query parameters are a 400 naming the parameter", ()
     [`cursor=${btoa("[1,2]")}`, "query.cursor"],
     ["name=", "query.name"],
     ["sort=asc", "query.sort"],
+    ["limit=1&limit=500", "query.limit"],
+    ["status=completed&status=failed", "query.status"],
   ];
   for (const [query, path] of cases) {
     it(`${query} → ${path}`, async () => {

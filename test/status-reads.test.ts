@@ -199,6 +199,7 @@ describe("long poll ?wait= (SPEC 6.1)", () => {
     ["wait=30001", "query.wait"],
     ["wait=soon", "query.wait"],
     ["view=tiny", "query.view"],
+    ["view=summary&view=full", "query.view"],
   ])("rejects %s with a 400 naming %s", async (query, path) => {
     const runId = await waitingRun();
     const answer = await read(`/v1/runs/${runId}?${query}`);
@@ -247,6 +248,7 @@ describe("GET /v1/runs/:id/steps (SPEC 6.1)", () => {
     ["after=-1", "query.after"],
     ["after=", "query.after"],
     ["after=0x1", "query.after"],
+    ["status=failed&status=succeeded", "query.status"],
     ["limit=+5", "query.limit"],
     ["colour=red", "query.colour"],
   ])("rejects %s with a 400 naming %s", async (query, path) => {

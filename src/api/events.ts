@@ -9,7 +9,7 @@ import { streamSSE } from "hono/streaming";
 import type { EventRecord } from "../engine/records";
 import { eventsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
-import { parseInput } from "./validate-input";
+import { parseQuery } from "./validate-input";
 
 /** How long one read of the stream waits in the run's object for the next events. */
 const WAIT_MS = 5_000;
@@ -37,7 +37,7 @@ type EventsStub = {
 
 export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
   const owner = c.get("owner");
-  const query = parseInput(eventsQuerySchema, c.req.query(), "query");
+  const query = parseQuery(c, eventsQuerySchema);
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
     const page = (await stub.events(owner, query.after, query.limit + 1)) ?? onMissing();
     const more = page.events.length > query.limit;

@@ -9,12 +9,11 @@ import { decodeCursor } from "../engine/listing";
 import { InvalidPlanError, UnavailableError } from "../errors";
 import { listRunsQuerySchema } from "./schemas/listing";
 import type { AppEnv } from "./types";
-import { parseInput } from "./validate-input";
+import { parseQuery } from "./validate-input";
 
 export async function listRuns(c: Context<AppEnv>) {
   // `tag` may repeat: every one must match.
-  const raw = { ...c.req.query(), tag: c.req.queries("tag") };
-  const query = parseInput(listRunsQuerySchema, raw, "query");
+  const query = parseQuery(c, listRunsQuerySchema, ["tag"]);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   if (after === null) {
     const message = "not a cursor this API gave out: pass the `next` of the previous page";

@@ -18,7 +18,7 @@ import { eventsResponse } from "./events";
 import { listRuns } from "./listing";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
-import { parseInput, readControlBody } from "./validate-input";
+import { parseQuery, readControlBody } from "./validate-input";
 
 export const runRoutes = new Hono<AppEnv>();
 
@@ -76,7 +76,7 @@ runRoutes.post("/", async (c) => {
 
 runRoutes.get("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
-  const query = parseInput(runQuerySchema, c.req.query(), "query");
+  const query = parseQuery(c, runQuerySchema);
   const answer =
     (await stub.status(c.get("owner"), {
       view: query.view,
@@ -92,7 +92,7 @@ runRoutes.get("/:runId", async (c) => {
 
 runRoutes.get("/:runId/steps", async (c) => {
   const { runId, stub } = runStub(c);
-  const query = parseInput(stepsQuerySchema, c.req.query(), "query");
+  const query = parseQuery(c, stepsQuerySchema);
   return c.json((await stub.steps(c.get("owner"), query)) ?? notFound(runId));
 });
 

@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { zodIssues } from "../engine/validate";
-import { InvalidPlanError } from "../errors";
+import { InvalidPlanError, type Issue } from "../errors";
 import { readJson } from "./body";
 
 /** A fixed limit, not MAX_PLAN_BYTES: these bodies are a few fields, never a plan. */
@@ -21,6 +21,31 @@ export function parseInput<T extends z.ZodType>(
     path: i.path ? `${prefix}.${i.path}` : prefix,
   }));
   throw new InvalidPlanError(issues, "invalid_request");
+}
+
+/**
+ * The request's query string through `schema`, each parameter once: a parameter given twice
+ * (`?status=a&status=b`, `?limit=1&limit=500`) is a 400 naming it, not silently its first
+ * value. Those in `repeatable` (a listing's `tag`) arrive as an array.
+ */
+export function parseQuery<T extends z.ZodType>(
+  c: Context<any>,
+  schema: T,
+  repeatable: readonly string[] = [],
+): z.output<T> {
+  const raw: Record<string, string | string[]> = {};
+  const issues: Issue[] = [];
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (repeatable.includes(name)) raw[name] = values;
+    else if (values.length === 1) raw[name] = values[0]!;
+    else
+      issues.push({
+        path: `query.${name}`,
+        message: `given ${values.length} times: give it once (a comma list where it takes several values)`,
+      });
+  }
+  if (issues.length > 0) throw new InvalidPlanError(issues, "invalid_request");
+  return parseInput(schema, raw, "query");
 }
 
 /** A control route's optional JSON body: absent or empty means `{}`. */

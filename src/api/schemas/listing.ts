@@ -3,9 +3,8 @@
  * `DELETE /v1/runs/:runId` (204, no body). The routes validate with these and the typed client
  * and the OpenAPI document are derived from them.
  *
- * A route reads the query as
- *   parseInput(listRunsQuerySchema, { ...c.req.query(), tag: c.req.queries("tag") }, "query")
- * (`tag` may repeat), so a bad parameter is a 400 whose issue path names it (`query.status`).
+ * A route reads the query as `parseQuery(c, listRunsQuerySchema, ["tag"])` (`tag` may
+ * repeat), so a bad parameter is a 400 whose issue path names it (`query.status`).
  */
 import { z } from "zod";
 import { STEP_ID_PATTERN, tagsSchema } from "../../engine/plan-schema.ts";

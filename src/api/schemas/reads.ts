@@ -2,7 +2,7 @@
  * SPEC 6.1 (cheap status reads): `GET /v1/runs/:runId?view=&wait=` (with `ETag`,
  * `If-None-Match` and `304`) and `GET /v1/runs/:runId/steps?status=&after=&limit=`.
  * The routes validate with these and the typed client and the OpenAPI document are derived
- * from them. Read them with `parseInput(schema, c.req.query(), "query")`.
+ * from them. Read them with `parseQuery(c, schema)`.
  */
 import { z } from "zod";
 import { STEP_STATUSES, runStatusSchema, stepStatusSchema } from "./core.ts";
