@@ -45,6 +45,21 @@ describe("ALLOWED_HOSTS at submission", () => {
     expect(body.error.issues.map((i: any) => i.path)).toEqual(["webhook.url"]);
   });
 
+  it("is invalid_plan, listing every issue, when a denied host is not the only problem", async () => {
+    const { status, body } = await submit({
+      steps: [
+        { id: "a", tool: "http", params: { url: "https://evil.test/x" } },
+        { id: "a", tool: "pass" },
+      ],
+    });
+    expect(status).toBe(400);
+    expect(body.error.code).toBe("invalid_plan");
+    expect(body.error.issues.map((i: any) => i.path).sort()).toEqual([
+      "steps.0.params.url",
+      "steps.1.id",
+    ]);
+  });
+
   it("accepts listed hosts (ports ignored) and wildcard subdomains", async () => {
     expect((await submit(http("https://api.allowed.test:8443/x"))).status).toBe(200);
     expect((await submit(http("https://a.b.trusted.test/x"))).status).toBe(200);

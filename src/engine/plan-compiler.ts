@@ -34,7 +34,8 @@ interface Edge {
 
 export class PlanCompiler {
   private readonly issues: Issue[] = [];
-  private egressDenied = false;
+  /** Issues that are hosts ALLOWED_HOSTS denies: the code is `egress_denied` when they are all there is. */
+  private egressIssues = 0;
   private readonly ids: string[];
   private readonly indexById = new Map<string, number>();
 
@@ -243,7 +244,7 @@ export class PlanCompiler {
   }
 
   private urlIssue(problem: UrlProblem, path: string, prefix = ""): void {
-    if (problem.code === "egress_denied") this.egressDenied = true;
+    if (problem.code === "egress_denied") this.egressIssues++;
     this.issue(path, prefix + problem.message);
   }
 
@@ -254,7 +255,7 @@ export class PlanCompiler {
   private fail(): CompileFailure {
     return {
       ok: false,
-      code: this.egressDenied ? "egress_denied" : "invalid_plan",
+      code: this.egressIssues === this.issues.length ? "egress_denied" : "invalid_plan",
       issues: this.issues,
     };
   }
