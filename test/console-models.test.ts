@@ -119,6 +119,13 @@ describe("previewSteps", () => {
   });
 
   it("draws nothing for a document without steps", () => {
+    const digits = previewSteps({
+      steps: [
+        { id: "a", tool: "pass" },
+        { id: "b", tool: "pass", dependsOn: ["0"] },
+      ],
+    });
+    expect(digits.map((s) => s.dependsOn)).toEqual([[], ["a"]]);
     expect(previewSteps({ name: "x" })).toEqual([]);
     expect(previewSteps(null)).toEqual([]);
   });

@@ -209,8 +209,12 @@ export class PlanCompiler {
       this.issue(path, `unknown dependency: there is no step with index ${dep}`);
       return undefined;
     }
-    const i = this.indexById.get(dep);
-    if (i === undefined) this.issue(path, `unknown dependency "${dep}"`);
+    // An id first; else index digits written as a string ("0"), as JSON from an agent may be.
+    const i = this.indexById.get(dep) ?? (/^\d{1,5}$/.test(dep) ? Number(dep) : undefined);
+    if (i === undefined || i >= this.ids.length) {
+      this.issue(path, `unknown dependency "${dep}"`);
+      return undefined;
+    }
     return i;
   }
 

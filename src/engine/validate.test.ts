@@ -108,6 +108,19 @@ describe("a valid plan", () => {
     ]);
   });
 
+  it("reads index digits written as a string as the index when no step has that id", () => {
+    expect(ok({ steps: [pass({ id: "a" }), pass({ dependsOn: ["0"] })] }).steps[1]!.deps).toEqual([
+      0,
+    ]);
+    const idFirst = ok({
+      steps: [pass({ id: "a" }), pass({ id: "0" }), pass({ dependsOn: ["0"] })],
+    });
+    expect(idFirst.steps[2]!.deps).toEqual([1]);
+    expect(paths({ steps: [pass({ id: "a" }), pass({ dependsOn: ["7"] })] })).toEqual([
+      "steps.1.dependsOn.0",
+    ]);
+  });
+
   it("accepts depends_on as an alias of dependsOn", () => {
     expect(ok({ steps: [pass({ id: "a" }), pass({ depends_on: ["a"] })] }).steps[1]!.deps).toEqual([
       0,

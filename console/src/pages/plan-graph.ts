@@ -50,9 +50,12 @@ export function previewSteps(doc: unknown): PreviewStep[] {
     id: typeof s?.id === "string" ? s.id : String(i),
     tool: typeof s?.tool === "string" ? s.tool : "?",
   }));
+  const ids = new Set(steps.map((s) => s.id));
+  // As the server reads them: an id, else index digits (a number, or "0" as a string).
   const idAt = (ref: unknown): string | null => {
     if (typeof ref === "number") return steps[ref]?.id ?? null;
-    return typeof ref === "string" ? ref : null;
+    if (typeof ref !== "string") return null;
+    return ids.has(ref) || !/^\d{1,5}$/.test(ref) ? ref : (steps[Number(ref)]?.id ?? ref);
   };
   return steps.map(({ s, id, tool }) => {
     const explicit = [s?.dependsOn, s?.depends_on].flatMap((d) => (Array.isArray(d) ? d : []));
