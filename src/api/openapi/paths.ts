@@ -7,6 +7,9 @@ import { listRunsQuerySchema } from "../schemas/index.ts";
 import { badRequest, body, error, indexUnavailable, ok, queryParams, tooLarge } from "./parts.ts";
 import { runPaths } from "./run-paths.ts";
 
+/** Both answers of `POST /v1/runs` point at the run. */
+const location = { Location: { description: "the status URL", schema: { type: "string" } } };
+
 export function paths() {
   const planBody = body("Plan");
   return {
@@ -70,9 +73,12 @@ export function paths() {
               "accepted (with `warnings` for unknown step fields that were ignored)",
               "RunCreated",
             ),
-            headers: { Location: { description: "the status URL", schema: { type: "string" } } },
+            headers: location,
           },
-          200: ok("the existing run of this Idempotency-Key", "RunCreated"),
+          200: {
+            ...ok("the existing run of this Idempotency-Key", "RunCreated"),
+            headers: location,
+          },
           400: error("invalid plan: `issues` name every problem"),
           413: error("plan larger than MAX_PLAN_BYTES"),
           429: {
