@@ -9,6 +9,7 @@ import dependency from "../examples/03-dependency.json";
 import chain from "../examples/04-three-level-chain.json";
 import criticalPath from "../examples/critical-path.json";
 import mixed from "../examples/05-mixed.json";
+import emptyResult from "../examples/06-empty-result.json";
 import failFast from "../examples/fail-fast.json";
 import partialFailure from "../examples/partial-failure.json";
 import quota from "../examples/quota.json";
@@ -44,6 +45,7 @@ describe("examples/*.json", () => {
     ["03-dependency", dependency],
     ["04-three-level-chain", chain],
     ["05-mixed", mixed],
+    ["06-empty-result", emptyResult],
     ["partial-failure", partialFailure],
     ["fail-fast", failFast],
     ["retry", retry],
@@ -165,6 +167,15 @@ describe("example 5: mixed parallel and sequential", () => {
     expect(Math.max(ms(s0!.startedAt), ms(s1!.startedAt))).toBeLessThan(
       Math.min(ms(s0!.endedAt), ms(s1!.endedAt)),
     );
+  });
+});
+
+describe("example 6: an empty result feeds the next step (the seed's conditional execution)", () => {
+  it("sends an empty facility_id and completes with empty results, not an error", async () => {
+    const run = await execute(emptyResult);
+    expect(run.status).toBe("completed");
+    expect(await queryOf(run.runId, "/shipments")).toEqual({ facility_id: "" });
+    expect((await results(run.runId)).map((r) => r.data)).toEqual([[], []]);
   });
 });
 

@@ -29,9 +29,11 @@ export const inspections = [
   { id: "I2", facility_id: "F2", result: "fail" },
 ];
 
+/** A comma-list filter: null when absent (no filter); given but empty, it matches nothing (seed 002's "Conditional Execution"). */
 function list(q: URLSearchParams, key: string): string[] | null {
   const v = q.get(key);
-  return v === null || v === "" ? null : v.split(",");
+  if (v === null) return null;
+  return v === "" ? [] : v.split(",");
 }
 
 function limited<T>(items: T[], q: URLSearchParams): T[] {
