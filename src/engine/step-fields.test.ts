@@ -29,7 +29,20 @@ describe("closestStepField", () => {
     expect(closestStepField(typed)).toBe(known);
   });
 
-  it.each(["notes", "comment", "rationale", "owner", "idx", "x-agent", "dependencies", "type"])(
+  it.each([
+    ["dependencies", "dependsOn"],
+    ["needs", "dependsOn"],
+    ["riskLevel", "risk"],
+    ["risk_level", "risk"],
+    ["toolName", "tool"],
+    ["toolArgs", "params"],
+    ["if", "when"],
+    ["condition", "when"],
+  ])("%s is another executor's name for %s", (field, known) => {
+    expect(closestStepField(field)).toBe(known);
+  });
+
+  it.each(["notes", "comment", "rationale", "owner", "idx", "x-agent", "type", "constructor"])(
     "%s is too far from every field to be a typo",
     (field) => {
       expect(closestStepField(field)).toBeUndefined();

@@ -19,9 +19,32 @@ function tolerance(known: string): number {
   return known.length <= 5 ? 1 : 2;
 }
 
+/**
+ * Other executors' names for a step's fields (nikcli's `dependencies` and `riskLevel`, GitHub
+ * Actions' `needs`, `if`...), by their normalized form. Ignored, each would quietly change
+ * what runs: a step starting before its dependencies, a high-risk step without its approval,
+ * a conditional step running always. So they are issues, like typos.
+ */
+const SYNONYMS: Record<string, string> = {
+  dependencies: "dependsOn",
+  deps: "dependsOn",
+  needs: "dependsOn",
+  requires: "dependsOn",
+  risklevel: "risk",
+  toolname: "tool",
+  toolargs: "params",
+  args: "params",
+  arguments: "params",
+  parameters: "params",
+  condition: "when",
+  if: "when",
+  compensation: "compensate",
+};
+
 /** The known field `field` most likely misspells, or undefined when it is too far from every one. */
 export function closestStepField(field: string): string | undefined {
   const typed = normalize(field);
+  if (Object.hasOwn(SYNONYMS, typed)) return SYNONYMS[typed];
   let best: { known: string; edits: number } | undefined;
   for (const known of KNOWN_FIELDS) {
     const edits = distance(typed, normalize(known));
