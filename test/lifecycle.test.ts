@@ -242,7 +242,7 @@ describe("redrive (POST /retry)", () => {
     expect(results[2].data).toBe(200);
   });
 
-  it("a failed step's result has the time of its attempt, as a success does; a skipped one none", async () => {
+  it("results say each step's status (a skipped step is no failure); a failed one has its attempt's time, a skipped one none", async () => {
     const { runId } = await execute(failingPlan(unique("a"), unique("b")));
     const results = (await (await api(`/v1/runs/${runId}/results`)).json()) as any[];
     const [a, b, c] = results.map((r) => r.metadata.executionTime);
@@ -251,6 +251,11 @@ describe("redrive (POST /retry)", () => {
     expect(b).toEqual(expect.any(Number));
     expect(b).toBeGreaterThanOrEqual(0);
     expect(c).toBeNull();
+    expect(results.map((r) => [r.success, r.status, r.reason])).toEqual([
+      [true, "succeeded", undefined],
+      [false, "failed", undefined],
+      [false, "skipped", "dependency_failed"],
+    ]);
   });
 
   it("keeps the failed attempt in the step's attemptLog next to the new one", async () => {

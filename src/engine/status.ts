@@ -41,6 +41,9 @@ export function stepResult(s: StepRecord, itemTotal?: number) {
   return {
     stepId: s.id,
     success: s.status === "succeeded",
+    // `success: false` alone does not tell a failure from a step that never ran (skipped).
+    status: s.status,
+    ...(s.reason !== null && { reason: s.reason }),
     tool: s.tool,
     data: s.data === null ? null : readStoredOutput(s.data),
     ...(error && s.status !== "succeeded" && { error }),
@@ -63,8 +66,8 @@ export type StepResult = ReturnType<typeof stepResult>;
  */
 export function stepResultJson(s: StepRecord, itemTotal?: number): string {
   const { data: _, ...rest } = stepResult({ ...s, data: null }, itemTotal);
-  const { stepId, success, tool, ...after } = rest;
-  const head = JSON.stringify({ stepId, success, tool });
+  const { stepId, success, status, reason, tool, ...after } = rest;
+  const head = JSON.stringify({ stepId, success, status, reason, tool });
   const data = s.data === null ? "null" : storedOutputText(s.data);
   return `${head.slice(0, -1)},"data":${data},${JSON.stringify(after).slice(1)}`;
 }

@@ -145,6 +145,10 @@ export const stepStatusSchema = z.strictObject({
 export const stepResultSchema = z.strictObject({
   stepId: z.string(),
   success: z.boolean(),
+  status: stepStatusValueSchema.describe(
+    "the step's status: `success` is false for a step that failed and for one that never ran (skipped, cancelled, not yet run)",
+  ),
+  reason: z.string().optional().describe("why a skipped step was skipped"),
   tool: z.string(),
   data: z.unknown(),
   error: stepErrorSchema.optional(),
