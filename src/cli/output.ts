@@ -25,6 +25,12 @@ export class Output {
     this.json = json;
     this.stdout = stdout;
     this.stderr = stderr;
+    // A reader that stops early (`| head`) closes the pipe: that ends the CLI, quietly, as
+    // other Unix tools do, rather than with an unhandled EPIPE.
+    stdout.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+      process.exit(0);
+    });
     this.isTTY = stdout.isTTY === true && !json;
     this.paint = (style, text) => styleText(style, text, { stream: stdout });
   }

@@ -73,7 +73,8 @@ export async function watchRun(
   };
   process.once("SIGINT", interrupted);
   try {
-    if (!isFinal(state.run.status)) await follow(client, runId, out, refresh, draw);
+    // A run that was over before the first read still gets its lines: the stream replays its log.
+    if (!out.json || !isFinal(state.run.status)) await follow(client, runId, out, refresh, draw);
     await reading?.catch(() => {});
     state = await readState(client, runId);
   } finally {

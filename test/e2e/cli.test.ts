@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import partialFailure from "../../examples/partial-failure.json";
 import retryDemo from "../../examples/retry.json";
 import { startUpstream, type Upstream } from "../upstream/server.ts";
-import { cli, normalize, startCli } from "./cli-harness.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { BIN, cli, normalize, startCli } from "./cli-harness.ts";
 import { bootWorker, type BootedWorker } from "./worker.ts";
 
 const DEMO_UPSTREAM = "http://127.0.0.1:8788";
@@ -92,6 +94,21 @@ describe("edgestep run --watch", () => {
     await statusWhen(runId, (s) => s.status === "completed");
     const results = JSON.parse((await edgestep(["results", runId])).stdout);
     expect(results[2].data).toEqual({ facilities: ["F1", "F3"], calls: 3 });
+  });
+
+  it("prints the events of a run that was over before its first read", async () => {
+    const plan = { steps: [{ id: "a", tool: "pass", params: { value: 1 } }] };
+    const result = await edgestep(["run", "-", "--watch"], JSON.stringify(plan));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.lines.map(normalize)).toEqual([
+      "<run> submitted",
+      "HH:MM:SS run started",
+      "HH:MM:SS step a started (attempt 1)",
+      "HH:MM:SS step a succeeded (<t>)",
+      "HH:MM:SS run finished: completed",
+      "run completed in <t>: 1 steps, 1 succeeded, 0 failed, 0 skipped, 0 cancelled",
+      "ended HH:MM:SS",
+    ]);
   });
 
   it("exits 1 for a partial run and names what failed", async () => {
@@ -290,6 +307,18 @@ describe("controls through the CLI", () => {
 });
 
 describe("errors and exit codes", () => {
+  it("a reader that stops early (| head) ends the CLI quietly, with exit 0", async () => {
+    const runId = await submitted({
+      steps: [{ id: "big", tool: "pass", params: { value: "x".repeat(200_000) } }],
+    });
+    await statusWhen(runId, (s) => s.status === "completed");
+    const pipeline = `set -o pipefail; "${process.execPath}" "${BIN}" results ${runId} | head -c 10 > /dev/null`;
+    const { stderr } = await promisify(execFile)("bash", ["-c", pipeline], {
+      env: { ...process.env, ...env },
+    }); // rejects on a non-zero exit of the CLI
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+  });
+
   it("an unknown run exits 3 (not_found), as JSON on stderr with --json", async () => {
     const missing = `run_${"0".repeat(32)}`;
     const result = await edgestep(["get", missing]);
