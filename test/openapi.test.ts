@@ -4,6 +4,7 @@ import type { z } from "zod";
 import openApiFile from "../docs/openapi.json";
 import planSchemaFile from "../docs/plan.schema.json";
 import { createApp } from "../src/api/app";
+import { EdgestepClient } from "../src/client/index.ts";
 import { LOCAL_SERVER, openApiDocument } from "../src/api/openapi/document";
 import {
   controlResultSchema,
@@ -91,6 +92,16 @@ describe("GET /openapi.json", () => {
     expect(ids.length).toBeGreaterThan(15);
     for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("the typed client has a method named by every operationId (the document itself aside)", async () => {
+    const doc = (await (await api("/openapi.json")).json()) as any;
+    const ids: string[] = Object.values<any>(doc.paths).flatMap((ops) =>
+      Object.values<any>(ops).map((op) => op.operationId),
+    );
+    const client = new EdgestepClient({ url: "http://edgestep.test" });
+    const missing = ids.filter((id) => id !== "getOpenApiDocument" && !(id in client));
+    expect(missing).toEqual([]);
   });
 
   it("references components for every JSON body instead of inlining copies", async () => {
