@@ -3,8 +3,8 @@
  * at the earliest due row: a step's retry or timer, a compensation, a webhook delivery, an
  * update of the run's listing entry (listingAlarmDue), the end of a final run's retention
  * (SPEC 8.3); once the run's deletion began, only the rest of the deletion. While work is in
- * flight in this instance (an iteration, a compensation), the alarm points at its lease
- * instead, so a crash resumes the run; `alarm()` is safe to run twice.
+ * flight in this instance (an iteration, a compensation), the alarm points no later than its
+ * lease, so a crash resumes the run; `alarm()` is safe to run twice.
  */
 import { listingAlarmDue } from "../src/engine/listing";
 import type { RunRecord, RunStatus } from "../src/engine/records";
@@ -27,9 +27,18 @@ export function iterates(run: RunRecord): boolean {
 /** The key (in the object's key-value storage) of `wake`: owned here, and only here. */
 const WAKE_KEY = "wake";
 
+export interface LeaseRenewal {
+  force?: boolean;
+  due?: number | null;
+}
+
 export class AlarmPointer {
   /** Until when in-flight work of this instance holds the alarm, or null. */
   private leaseUntil: number | null = null;
+  /** The live work's next timer (a retry, a `wait`, a forEach item's retry), held in memory. */
+  private liveDue: number | null = null;
+  /** When the alarm was last set for (null: cleared, or not set by this instance yet). */
+  private pointedAt: number | null = null;
 
   constructor(
     private readonly port: () => AlarmPort,
@@ -48,12 +57,16 @@ export class AlarmPointer {
 
   /**
    * Work is in flight: keeps the alarm on a lease that outlives it, renewed at half its life
-   * (`force`: now, e.g. when the alarm fired while the work is still live).
+   * (`force`: now, e.g. when the alarm fired while the work is still live). `due`: the live
+   * work's next timer (a retry, a `wait`); one earlier than the alarm moves it there (see rearm).
    */
-  async renewLease({ force = false } = {}): Promise<void> {
+  async renewLease({ force = false, due = null }: LeaseRenewal = {}): Promise<void> {
     const now = this.now();
-    if (!force && this.leaseUntil !== null && now + LEASE_MS / 2 < this.leaseUntil) return;
-    this.leaseUntil = now + LEASE_MS;
+    const fresh = !force && this.leaseUntil !== null && now + LEASE_MS / 2 < this.leaseUntil;
+    const earlier = due !== null && due > now && (this.pointedAt === null || due < this.pointedAt);
+    this.liveDue = due;
+    if (fresh && !earlier) return;
+    if (!fresh) this.leaseUntil = now + LEASE_MS;
     await this.rearm();
   }
 
@@ -65,20 +78,29 @@ export class AlarmPointer {
   /** The in-flight work ended: the rows decide again. */
   releaseLease(): void {
     this.leaseUntil = null;
+    this.liveDue = null;
   }
 
   /**
-   * Points the alarm at the lease, else the earliest due row or `wake` (work ready then);
-   * clears it when nothing is due. A `wake` is kept until the alarm fires: a later rearm
-   * (a listing update or webhook delivery settling beside the run) must not drop it.
+   * Points the alarm at the earliest due row or `wake` (work ready then); clears it when
+   * nothing is due. A `wake` is kept until the alarm fires: a later rearm (a listing update or
+   * webhook delivery settling beside the run) must not drop it. Under a lease, at the lease or
+   * at the next row or live timer due later than now, whichever comes first: the live work
+   * serves its timers in memory, but should this instance die, the alarm wakes the run when
+   * the next one falls due (a `wait` or a retry on time), not only when the lease runs out.
+   * Times already past are the live work's: pointing at them would fire the alarm again and again.
    */
   async rearm(wake: number | null = null): Promise<void> {
     const kept = this.kv.get<number>(WAKE_KEY) ?? null;
     if (wake !== null && (kept === null || wake < kept)) this.kv.put(WAKE_KEY, wake);
-    const at = this.leaseUntil ?? this.target(kept === null ? wake : Math.min(kept, wake ?? kept));
+    const due = this.target(kept === null ? wake : Math.min(kept, wake ?? kept));
+    const now = this.now();
+    const ahead = [due, this.liveDue].filter((t): t is number => t !== null && t > now);
+    const at = this.leaseUntil === null ? due : Math.min(this.leaseUntil, ...ahead);
     const port = this.port();
-    if (at === null) await port.clear();
-    else await port.set(alarmTime(at, this.now()));
+    this.pointedAt = at === null ? null : alarmTime(at, this.now());
+    if (this.pointedAt === null) await port.clear();
+    else await port.set(this.pointedAt);
   }
 
   private target(wake: number | null): number | null {

@@ -206,6 +206,37 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
   });
 });
 
+describe("the alarm while attempts are in flight", () => {
+  it("points at a retry due before the lease ends, so after a crash the retry runs on time", async () => {
+    const key = unique("lease-retry");
+    const runId = await started({
+      steps: [
+        { id: "a", tool: "http", params: { url: script(`${key}-a`, "?delay=1500") } },
+        {
+          id: "b",
+          tool: "http",
+          params: { url: script(`${key}-b`, "?plan=503,200") },
+          retry: { maxRetries: 1, baseDelayMs: 3000, jitter: "none" },
+        },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    await until(async () => (await stepStatuses(runId)).b === "retrying", "b waits for its retry");
+    const retryAt = Date.parse(byId(await status(runId)).b.nextAttemptAt);
+    expect(await alarmAt(runId)).toBe(retryAt); // not the lease, 10 s ahead
+
+    await abortObject(runId); // nobody holds b's retry in memory any more
+    expect(await inFlight).toBe("rejected");
+    expect(await advanceToAlarm(runId)).toBe(retryAt);
+    await fireAlarm(runId);
+    const s = await status(runId);
+    expect(byId(s).b).toMatchObject({ status: "succeeded", attempts: 2 });
+    expect(byId(s).a).toMatchObject({ status: "retrying", attempts: 1 }); // interrupted
+    await advanceToAlarm(runId);
+    expect((await drive(runId)).status).toBe("completed");
+  });
+});
+
 describe("completing a step writes only that step's rows (SPEC 5.5)", () => {
   /** Updates of each step row while `n` steps run (counted by a trigger installed before any ran). */
   async function stepRowUpdates(n: number, chain: boolean): Promise<number[]> {

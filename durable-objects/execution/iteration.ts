@@ -133,8 +133,8 @@ export class Iteration {
       // Steps that settled at once (a tool that answers now, a skip, a cancel) may have made more ready.
       if (fan.ends.length > 0 || actions.length > 0) continue;
       if (next.type === "await") {
-        await this.ctx.alarm.renewLease();
         const wakeAt = minOf(next.wakeAt, fan.wakeAt);
+        await this.ctx.alarm.renewLease({ due: wakeAt });
         await this.wake.wait(wakeAt === null ? undefined : wakeAt - this.ctx.now());
         // Results that arrive together are committed together: one storage transaction, not one each.
         if (this.steps.batching) await nextTask();
