@@ -98,7 +98,7 @@ export class AlarmPointer {
     const ahead = [due, this.liveDue].filter((t): t is number => t !== null && t > now);
     const at = this.leaseUntil === null ? due : Math.min(this.leaseUntil, ...ahead);
     const port = this.port();
-    this.pointedAt = at === null ? null : alarmTime(at, this.now());
+    this.pointedAt = at === null ? null : alarmTime(at, now);
     if (this.pointedAt === null) await port.clear();
     else await port.set(this.pointedAt);
   }
