@@ -280,9 +280,9 @@ export function isTruthy(value: unknown): boolean {
 }
 
 /**
- * Truthiness of a resolved `when`: the text "false" is false too, since a condition written
- * inside a longer string (`"${input.dryRun}"` keeps a boolean, `"x${...}"` gives text) is
- * text. `verify` keeps SPEC 9.1's list, where "false" is a non-empty string.
+ * Truthiness of a resolved `when`: the text "false" is false too, since a condition built by
+ * interpolation (`"${input.a}${input.b}"`) or read from text data is text, and "false" there
+ * means false. `verify` keeps SPEC 9.1's list, where "false" is a non-empty string.
  */
 export function conditionTruthy(value: unknown): boolean {
   return value !== "false" && isTruthy(value);
