@@ -3,6 +3,20 @@
  * All linear in steps + edges.
  */
 
+/**
+ * The step a dependency written as text names (SPEC 2.1: step ids or plan indices): the step
+ * with that id, else, for digits (`"0"`, as JSON from an agent may write an index), the step
+ * at that index; undefined when neither is in the plan of `count` steps.
+ */
+export function stepNamedBy(
+  ref: string,
+  indexOfId: (id: string) => number | undefined,
+  count: number,
+): number | undefined {
+  const i = indexOfId(ref) ?? (/^\d{1,5}$/.test(ref) ? Number(ref) : undefined);
+  return i !== undefined && i < count ? i : undefined;
+}
+
 /** Kahn's topological order; `null` when there is a cycle. */
 export function topologicalOrder(deps: readonly (readonly number[])[]): number[] | null {
   const n = deps.length;

@@ -7,7 +7,7 @@
  */
 import type { Issue } from "../errors";
 import { buildCompiledPlan } from "./build-plan";
-import { findCycle, topologicalOrder } from "./graph";
+import { findCycle, stepNamedBy, topologicalOrder } from "./graph";
 import type { CompiledPlan } from "./plan";
 import type { ParsedPlan, ParsedStep } from "./plan-schema";
 import {
@@ -209,12 +209,8 @@ export class PlanCompiler {
       this.issue(path, `unknown dependency: there is no step with index ${dep}`);
       return undefined;
     }
-    // An id first; else index digits written as a string ("0"), as JSON from an agent may be.
-    const i = this.indexById.get(dep) ?? (/^\d{1,5}$/.test(dep) ? Number(dep) : undefined);
-    if (i === undefined || i >= this.ids.length) {
-      this.issue(path, `unknown dependency "${dep}"`);
-      return undefined;
-    }
+    const i = stepNamedBy(dep, (id) => this.indexById.get(id), this.ids.length);
+    if (i === undefined) this.issue(path, `unknown dependency "${dep}"`);
     return i;
   }
 

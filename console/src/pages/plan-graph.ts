@@ -4,6 +4,7 @@
  * templates read (`${steps.<id>...}`, `${steps['<id>']...}`, `${step[N]...}`), which are
  * implicit dependencies (SPEC 3.3). The API's validation stays the judge; this only draws.
  */
+import { stepNamedBy } from "../../../src/engine/graph";
 
 interface RawStep {
   id?: unknown;
@@ -50,12 +51,13 @@ export function previewSteps(doc: unknown): PreviewStep[] {
     id: typeof s?.id === "string" ? s.id : String(i),
     tool: typeof s?.tool === "string" ? s.tool : "?",
   }));
-  const ids = new Set(steps.map((s) => s.id));
-  // As the server reads them: an id, else index digits (a number, or "0" as a string).
+  const indexOfId = new Map(steps.map((s, i) => [s.id, i]));
+  // As the server reads them: an index, an id, or an index written as digits.
   const idAt = (ref: unknown): string | null => {
     if (typeof ref === "number") return steps[ref]?.id ?? null;
     if (typeof ref !== "string") return null;
-    return ids.has(ref) || !/^\d{1,5}$/.test(ref) ? ref : (steps[Number(ref)]?.id ?? ref);
+    const i = stepNamedBy(ref, (id) => indexOfId.get(id), steps.length);
+    return i === undefined ? ref : steps[i]!.id;
   };
   return steps.map(({ s, id, tool }) => {
     const explicit = [s?.dependsOn, s?.depends_on].flatMap((d) => (Array.isArray(d) ? d : []));
