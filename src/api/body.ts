@@ -3,14 +3,27 @@ import type { Context } from "hono";
 import { pathDeeperThan } from "../engine/json-depth";
 import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 
-/** `limitName`: what the 413 names as the limit passed (a plan's is MAX_PLAN_BYTES). */
-export async function readJson(
-  c: Context<any>,
-  maxBytes: number,
-  what = "plan",
-  maxDepth = 64,
-  limitName = "MAX_PLAN_BYTES",
-): Promise<unknown> {
+/** How a JSON body is read: its size limit, how deep it may nest, and where its 400s point. */
+export interface JsonBody {
+  maxBytes: number;
+  /** What the body is, in messages: "plan", "repair", "request body". */
+  what: string;
+  maxDepth?: number;
+  /** What the 413 names as the limit passed (a plan's is MAX_PLAN_BYTES). */
+  limitName?: string;
+  /** Where the body sits in issue paths: "" for a plan (`steps.0.id`), "body" for a control body (`body.x`). */
+  at?: string;
+  code?: InvalidPlanError["code"];
+  /** What a body of nothing but whitespace reads as; without it, such a body is a 400. */
+  whenEmpty?: unknown;
+}
+
+export async function readJson(c: Context<any>, body: JsonBody): Promise<unknown> {
+  const { maxBytes, what, maxDepth = 64, limitName = "MAX_PLAN_BYTES", at = "" } = body;
+  const invalid = (path: string, message: string) => {
+    const where = at === "" ? path : path === "" ? at : `${at}.${path}`;
+    return new InvalidPlanError([{ path: where, message }], body.code);
+  };
   const declared = Number(c.req.header("content-length"));
   if (declared > maxBytes) throw tooLarge(what, maxBytes, limitName);
   const bytes = await readBytes(c.req.raw.body, maxBytes, () =>
@@ -21,28 +34,20 @@ export async function readJson(
     // Fatal: a plan whose bytes are not UTF-8 is rejected, not silently altered with U+FFFD.
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new InvalidPlanError([
-      { path: "", message: `the ${what} is not valid UTF-8: send it as UTF-8 JSON` },
-    ]);
+    throw invalid("", `the ${what} is not valid UTF-8: send it as UTF-8 JSON`);
   }
-  if (text.trim() === "")
-    throw new InvalidPlanError([
-      { path: "", message: `request body is empty: send the ${what} as JSON` },
-    ]);
+  if (text.trim() === "") {
+    if (body.whenEmpty !== undefined) return body.whenEmpty;
+    throw invalid("", `request body is empty: send the ${what} as JSON`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new InvalidPlanError([
-      { path: "", message: `malformed JSON: ${(err as Error).message}` },
-    ]);
+    throw invalid("", `malformed JSON: ${(err as Error).message}`);
   }
   const deep = pathDeeperThan(value, maxDepth);
-  if (deep !== null) {
-    throw new InvalidPlanError([
-      { path: deep, message: `nested deeper than ${maxDepth} levels (MAX_JSON_DEPTH)` },
-    ]);
-  }
+  if (deep !== null) throw invalid(deep, `nested deeper than ${maxDepth} levels (MAX_JSON_DEPTH)`);
   return value;
 }
 

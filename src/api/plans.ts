@@ -18,7 +18,11 @@ export async function compileRequest(
   c: Context<AppEnv>,
   config: Settings,
 ): Promise<{ plan: CompiledPlan; warnings?: Issue[] }> {
-  const raw = await readJson(c, config.maxPlanBytes, "plan", config.maxJsonDepth);
+  const raw = await readJson(c, {
+    maxBytes: config.maxPlanBytes,
+    what: "plan",
+    maxDepth: config.maxJsonDepth,
+  });
   const result = compilePlan(raw, validationContext(config));
   if (!result.ok) throw new InvalidPlanError(result.issues, result.code);
   return { plan: result.plan, ...(result.warnings.length > 0 && { warnings: result.warnings }) };

@@ -178,7 +178,11 @@ runRoutes.post("/:runId/retry", async (c) => {
 runRoutes.post("/:runId/replan", async (c) => {
   const { runId, stub } = runStub(c);
   const config = settings(c.env);
-  const body = await readJson(c, config.maxPlanBytes, "repair", config.maxJsonDepth);
+  const body = await readJson(c, {
+    maxBytes: config.maxPlanBytes,
+    what: "repair",
+    maxDepth: config.maxJsonDepth,
+  });
   const outcome = await stub.replan(c.get("owner"), body);
   if (invalidRepair(outcome)) throw new InvalidPlanError(outcome.issues, outcome.code);
   return c.json(controlled(runId, outcome));

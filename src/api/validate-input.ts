@@ -3,11 +3,17 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { zodIssues } from "../engine/validate";
 import { InvalidPlanError, type Issue } from "../errors";
-import { readJson } from "./body";
+import { readJson, type JsonBody } from "./body";
 
 /** A fixed limit, not MAX_PLAN_BYTES: these bodies are a few fields, never a plan. */
-const CONTROL_BODY_BYTES = 64 * 1024;
-const CONTROL_BODY_LIMIT = "the 64 KiB limit of control and callback bodies";
+const CONTROL_BODY: JsonBody = {
+  maxBytes: 64 * 1024,
+  what: "request body",
+  limitName: "the 64 KiB limit of control and callback bodies",
+  at: "body",
+  code: "invalid_request",
+  whenEmpty: {},
+};
 
 export function parseInput<T extends z.ZodType>(
   schema: T,
@@ -48,25 +54,14 @@ export function parseQuery<T extends z.ZodType>(
   return parseInput(schema, raw, "query");
 }
 
-/** A control route's optional JSON body: absent or empty means `{}`. */
+/**
+ * A control route's optional JSON body: absent or empty means `{}`. Not a plan: its 400s are
+ * `invalid_request`, at `body`.
+ */
 export async function readControlBody<T extends z.ZodType>(
   c: Context<any>,
   schema: T,
 ): Promise<z.output<T>> {
-  const empty = c.req.header("content-length") === "0" || !c.req.raw.body;
-  const raw = empty
-    ? {}
-    : await readJson(c, CONTROL_BODY_BYTES, "request body", undefined, CONTROL_BODY_LIMIT).catch(
-        (err: unknown) => {
-          if (!(err instanceof InvalidPlanError)) throw err;
-          if (/empty/.test(err.message)) return {};
-          // Not a plan: malformed JSON here is a bad request body, at `body`.
-          const at = (path: string) => (path ? `body.${path}` : "body");
-          throw new InvalidPlanError(
-            err.issues.map((i) => ({ ...i, path: at(i.path) })),
-            "invalid_request",
-          );
-        },
-      );
+  const raw = await readJson(c, CONTROL_BODY);
   return parseInput(schema, raw, "body");
 }
