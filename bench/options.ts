@@ -31,6 +31,8 @@ export interface Options {
   portBase: number;
   /** Measure this git revision instead of the working tree. */
   ref: string | undefined;
+  /** Measure bench/floor (a minimal Durable Object executor) in edgestep's place. */
+  floor: boolean;
   concurrentRuns: number;
   /** Runs of the listed key in the listing case, and how many are created at once. */
   listRuns: number;
@@ -66,6 +68,19 @@ function flag(name: string, fallback: boolean): boolean {
   throw new Error(`${name} must be 1 or 0, got "${raw}"`);
 }
 
+/** The cases bench/floor can run: chains (it runs a plan's steps one after another). */
+const FLOOR_CASES: readonly CaseName[] = ["chain", "concurrent"];
+
+function floorOnly(): boolean {
+  const floor = flag("BENCH_FLOOR", false);
+  const other = only().filter((c) => !FLOOR_CASES.includes(c));
+  if (floor && other.length > 0)
+    throw new Error(
+      `BENCH_FLOOR runs only ${FLOOR_CASES.join(" and ")} (set BENCH_ONLY); not ${other.join(", ")}`,
+    );
+  return floor;
+}
+
 export function readOptions(): Options {
   const view = process.env.BENCH_POLL_VIEW ?? "full";
   if (view !== "full" && view !== "summary")
@@ -81,6 +96,7 @@ export function readOptions(): Options {
     workflows: flag("BENCH_WORKFLOWS", true),
     portBase: int("BENCH_PORT", 8800, 1024, 65_525),
     ref: process.env.BENCH_REF || undefined,
+    floor: floorOnly(),
     concurrentRuns: int("BENCH_CONCURRENT_RUNS", 200, 1, 10_000),
     listRuns: int("BENCH_LIST_RUNS", 10_000, 50, 100_000),
     listConcurrency: int("BENCH_LIST_CONCURRENCY", 16, 1, 256),

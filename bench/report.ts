@@ -19,9 +19,9 @@ export function markdown(rows: Row[]): string {
   return lines.join("\n");
 }
 
-/** Writes bench/results.json, formatted as the repository's Prettier config would. */
-export async function writeResults(results: unknown): Promise<string> {
-  const file = join(BENCH_DIR, "results.json");
+/** Writes bench/<name> (results.json, or results-floor.json for BENCH_FLOOR), formatted as the repository's Prettier config would. */
+export async function writeResults(name: string, results: unknown): Promise<string> {
+  const file = join(BENCH_DIR, name);
   const style = (await resolveConfig(file)) ?? {};
   writeFileSync(file, await format(JSON.stringify(results), { ...style, parser: "json" }));
   return file;

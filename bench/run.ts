@@ -124,7 +124,7 @@ function edgestepDev(
 ): Promise<Service> {
   return wranglerDev({
     name,
-    config: join(tree, "wrangler.toml"),
+    config: opts.floor ? join(BENCH_DIR, "floor", "wrangler.toml") : join(tree, "wrangler.toml"),
     port,
     inspectorPort: port + 1,
     persistTo: join(tmp, `${name}-state`),
@@ -213,10 +213,10 @@ async function main(): Promise<void> {
     const header =
       `edgestep bench: \`wrangler dev\` ${wrangler} (local), median of ${opts.repeats} round(s) after ${opts.warmup} warm-up (servers warmed by ${opts.serverWarmup} runs of each kind); ` +
       `polls every ${opts.pollMs} ms (${opts.pollView} view); ${cpus().length} CPUs, load average ${loadAverage.before.toFixed(1)} → ${loadAverage.after.toFixed(1)} ` +
-      `(mean ${loadAverage.mean.toFixed(1)}, max ${loadAverage.max.toFixed(1)}); Node ${process.version}; ${opts.ref ? `revision ${opts.ref}` : "working tree"}`;
+      `(mean ${loadAverage.mean.toFixed(1)}, max ${loadAverage.max.toFixed(1)}); Node ${process.version}; ${opts.floor ? "bench/floor in edgestep's place" : opts.ref ? `revision ${opts.ref}` : "working tree"}`;
     const table = markdown(rows);
     const benchSeconds = Math.round((performance.now() - began) / 100) / 10;
-    const file = await writeResults({
+    const file = await writeResults(opts.floor ? "results-floor.json" : "results.json", {
       generatedAt: new Date().toISOString(),
       environment: {
         node: process.version,
