@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { sleep } from "./client.ts";
 import { BENCH_DIR, ROOT } from "./source-tree.ts";
@@ -78,6 +78,8 @@ async function assertPortFree(port: number): Promise<void> {
 interface SpawnSpec {
   name: string;
   args: string[];
+  /** The working directory (default: this process's). */
+  cwd?: string;
   env?: Record<string, string>;
   /** Answers 200 once the service is up. */
   healthUrl: string;
@@ -92,6 +94,7 @@ async function start(spec: SpawnSpec, url: string): Promise<Service> {
   const began = performance.now();
   const child = spawn(process.execPath, spec.args, {
     detached: true,
+    cwd: spec.cwd,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...spec.env },
   });
@@ -173,6 +176,8 @@ export function wranglerDev(spec: WranglerDevSpec): Promise<Service> {
     {
       name: spec.name,
       args,
+      // wrangler runs a config's `[build] command` here: the tree's own, for BENCH_REF.
+      cwd: dirname(spec.config),
       env: {
         WRANGLER_SEND_METRICS: "false",
         WRANGLER_REGISTRY_PATH: spec.registry,
