@@ -231,6 +231,9 @@ describe("defaults and overrides", () => {
       baseDelayMs: 10,
     });
     expect(plan.steps[1]!.retry).toEqual({ ...DEFAULT_RETRY, maxRetries: 5, jitter: "none" });
+    // config.retry itself, with the defaults filled in (GET /v1/runs/:id/plan shows it)
+    expect(plan.config.retry).toEqual({ ...DEFAULT_RETRY, maxRetries: 5, jitter: "none" });
+    expect(ok({ steps: [pass()] }).config.retry).toEqual(DEFAULT_RETRY);
   });
 
   it("a step's timeoutMs overrides config.stepTimeoutMs", () => {
@@ -485,6 +488,16 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     expect(
       paths({ steps: [{ tool: "http", params: { uri: "https://api.example.com" } }] }),
     ).toContain("steps.0.params.uri");
+  });
+
+  it("approval params: only `message`, a string", () => {
+    expect(compile({ steps: [{ tool: "approval", params: { message: "ship?" } }] }).ok).toBe(true);
+    expect(paths({ steps: [{ tool: "approval", params: { mesage: "ship?" } }] })).toEqual([
+      "steps.0.params.mesage",
+    ]);
+    expect(paths({ steps: [{ tool: "approval", params: { message: 1 } }] })).toEqual([
+      "steps.0.params.message",
+    ]);
   });
 
   it("a registry tool whose TOOLS URL leaves the allowlist, at the step's tool", () => {

@@ -4,7 +4,8 @@ import type { Tool } from "./tool";
 
 export const approvalTool: Tool = {
   name: "approval",
-  params: z.object({ message: z.string().optional() }).loose(),
+  // Strict like every built-in tool's params: a misspelt `message` is a 400, not ignored.
+  params: z.strictObject({ message: z.string().optional() }),
   async invoke() {
     return { suspend: { waitingFor: "approval" } };
   },
