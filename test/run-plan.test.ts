@@ -30,6 +30,12 @@ describe("GET /v1/runs/:runId/plan", () => {
     expect(plan.name).toBe("shape");
     expect(plan.input).toEqual({ city: "Berlin" });
     expect(plan.config).toMatchObject({ maxParallel: 5, failFast: false, rollback: false });
+    expect(plan.config.retry).toEqual({
+      maxRetries: 3,
+      baseDelayMs: 1000,
+      maxDelayMs: 60000,
+      jitter: "full",
+    });
     expect(plan.steps.map((s: any) => [s.id, s.dependsOn])).toEqual([
       ["a", []],
       ["b", ["a"]],

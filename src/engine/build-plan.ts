@@ -15,7 +15,7 @@ export function buildCompiledPlan(
   refs: number[][],
   compensateRefs: number[][],
 ): CompiledPlan {
-  const { config } = plan;
+  const config = { ...plan.config, retry: { ...DEFAULT_RETRY, ...plan.config.retry } };
   const steps = plan.steps.map((s, i): CompiledStep => ({
     index: i,
     id: ids[i]!,
@@ -25,7 +25,7 @@ export function buildCompiledPlan(
     refs: refs[i]!,
     ...(s.when !== undefined && { when: s.when }),
     trigger: s.trigger,
-    retry: { ...DEFAULT_RETRY, ...config.retry, ...s.retry },
+    retry: { ...config.retry, ...s.retry },
     timeoutMs: s.timeoutMs ?? config.stepTimeoutMs,
     onFailure: s.onFailure ?? (config.failFast ? "fail_run" : "continue"),
     ...(s.risk && { risk: s.risk }),
