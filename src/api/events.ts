@@ -1,8 +1,10 @@
 /**
  * `GET /v1/runs/:runId/events`: pages through the run's event log, or, with
  * `Accept: text/event-stream`, streams it live as SSE (`id:` = seq), resuming after
- * `Last-Event-ID`, and closing once the run is final and every event was sent. A stream
- * opened on a final run with nothing left to send is a 204.
+ * `Last-Event-ID`, and closing once the run is final (its rollback done) and every event was
+ * sent. Webhook deliveries are not waited for: they go on beside the run, retries included,
+ * and their events may follow the close (a page read has them). A stream opened on a final
+ * run with nothing left to send is a 204.
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
