@@ -490,6 +490,17 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ).toContain("steps.0.params.uri");
   });
 
+  it("an http body with GET or HEAD, which fetch cannot send", () => {
+    const http = (params: Record<string, unknown>) => ({
+      steps: [{ tool: "http", params: { url: "https://api.example.com", ...params } }],
+    });
+    expect(paths(http({ body: { a: 1 } }))).toEqual(["steps.0.params.body"]);
+    expect(paths(http({ method: "head", body: "x" }))).toEqual(["steps.0.params.body"]);
+    expect(issues(http({ body: { a: 1 } })).issues[0]!.message).toMatch(/"query", or use POST/);
+    expect(compile(http({ method: "POST", body: { a: 1 } })).ok).toBe(true);
+    expect(compile(http({ body: null })).ok).toBe(true);
+  });
+
   it("approval params: only `message`, a string", () => {
     expect(compile({ steps: [{ tool: "approval", params: { message: "ship?" } }] }).ok).toBe(true);
     expect(paths({ steps: [{ tool: "approval", params: { mesage: "ship?" } }] })).toEqual([

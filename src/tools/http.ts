@@ -21,17 +21,27 @@ export const headersSchema = dataRecord(
   }
 });
 
-export const httpParamsSchema = z.strictObject({
-  url: z.string().min(1),
-  method: z
-    .string()
-    .transform((m) => m.toUpperCase())
-    .pipe(z.enum(METHODS))
-    .default("GET"),
-  headers: headersSchema.optional(),
-  query: dataRecord(z.unknown()).optional(),
-  body: z.unknown().optional(),
-});
+export const httpParamsSchema = z
+  .strictObject({
+    url: z.string().min(1),
+    method: z
+      .string()
+      .transform((m) => m.toUpperCase())
+      .pipe(z.enum(METHODS))
+      .default("GET"),
+    headers: headersSchema.optional(),
+    query: dataRecord(z.unknown()).optional(),
+    body: z.unknown().optional(),
+  })
+  // fetch cannot send a body with these: the call would go out without what the plan meant.
+  .superRefine((p, ctx) => {
+    if (p.body !== undefined && p.body !== null && (p.method === "GET" || p.method === "HEAD"))
+      ctx.addIssue({
+        code: "custom",
+        path: ["body"],
+        message: `a ${p.method} request has no body: send the values as "query", or use POST`,
+      });
+  });
 
 export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
   return {

@@ -38,6 +38,16 @@ describe("registry tools", () => {
     expect(() => parseRegistry({ a: { method: "GET" } })).toThrow(/exactly one of url or service/);
   });
 
+  it("rejects params sent as the body of a GET or HEAD (fetch would drop them)", () => {
+    for (const method of ["GET", "head"])
+      expect(() =>
+        parseRegistry({ a: { url: "https://api.test/a", method, paramsAs: "body" } }),
+      ).toThrow(/paramsAs must be "query"/);
+    expect(() =>
+      parseRegistry({ a: { url: "https://api.test/a", method: "POST", paramsAs: "body" } }),
+    ).not.toThrow();
+  });
+
   it("sends GET params as the query string, arrays joined", async () => {
     const { seen, d } = deps();
     const [entry] = Object.values(parseRegistry({ t: { url: "https://api.test/list" } }));

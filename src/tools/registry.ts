@@ -24,6 +24,10 @@ const entrySchema = z
   })
   .refine((e) => (e.url === undefined) !== (e.service === undefined), {
     message: "a tool needs exactly one of url or service",
+  })
+  .refine((e) => !(e.paramsAs === "body" && (e.method === "GET" || e.method === "HEAD")), {
+    message: 'a GET or HEAD tool has no body to send its params in: paramsAs must be "query"',
+    path: ["paramsAs"],
   });
 
 export const registrySchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), entrySchema);
