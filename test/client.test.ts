@@ -7,6 +7,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
+import { secondsToWait } from "../src/client/errors.ts";
 import { EdgestepApiError, EdgestepClient, type RunEvent } from "../src/client/index.ts";
 import { callsWithRun, drive, unique, upstreamUrl } from "./helpers";
 
@@ -237,9 +238,19 @@ describe("errors through the client", () => {
       fetch: async (request) => app.fetch(request, { ...env, ...bindings }),
     });
 
-  it("not_found for an unknown run", async () => {
+  it("not_found for an unknown run, with no Retry-After to honour", async () => {
     const err = await failure(client.getRun(`run_${"0".repeat(32)}`));
     expect(err).toMatchObject({ code: "not_found", status: 404, issues: [] });
+    expect(err.retryAfterSeconds).toBeUndefined();
+  });
+
+  it("reads Retry-After as seconds or as an HTTP date", () => {
+    const now = Date.parse("2026-11-26T10:00:00Z");
+    expect(secondsToWait("7", now)).toBe(7);
+    expect(secondsToWait("Thu, 26 Nov 2026 10:00:30 GMT", now)).toBe(30);
+    expect(secondsToWait("Thu, 26 Nov 2026 09:00:00 GMT", now)).toBe(0);
+    for (const unreadable of [null, "", " ", "-1", "soon"])
+      expect(secondsToWait(unreadable, now)).toBeUndefined();
   });
 
   it("unauthorized without the key, and the key sent as a bearer token", async () => {

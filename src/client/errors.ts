@@ -41,8 +41,7 @@ export class EdgestepApiError extends Error {
 
 /** The error a non-2xx answer stands for; reads its JSON body when it has one. */
 export async function errorFromResponse(res: Response): Promise<EdgestepApiError> {
-  const retryAfter = Number(res.headers.get("retry-after"));
-  const retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined;
+  const retryAfterSeconds = secondsToWait(res.headers.get("retry-after"), Date.now());
   const text = await res.text().catch(() => "");
   let body: { error?: { code?: unknown; message?: unknown; issues?: unknown } } | undefined;
   try {
@@ -66,4 +65,13 @@ export async function errorFromResponse(res: Response): Promise<EdgestepApiError
     message: `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`,
     ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
   });
+}
+
+/** `Retry-After` as seconds (it may be a number of seconds or an HTTP date); undefined when absent or unreadable. */
+export function secondsToWait(header: string | null, now: number): number | undefined {
+  if (header === null || header.trim() === "") return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
