@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { settings, type Env } from "./env";
+import { ConfigurationError } from "./errors";
 
 const envOf = (vars: Record<string, string>) => vars as unknown as Env;
 
@@ -44,6 +45,7 @@ describe("settings: limits from variables", () => {
     expect(() => settings(envOf({ MAX_OUTPUT_BYTES: "lots" }))).toThrow(/MAX_OUTPUT_BYTES/);
     expect(() => settings(envOf({ MAX_EVENTS_PER_RUN: "0" }))).toThrow(/MAX_EVENTS_PER_RUN/);
     expect(() => settings(envOf({ RUN_RETENTION_DAYS: "1.5" }))).toThrow(/RUN_RETENTION_DAYS/);
+    expect(() => settings(envOf({ MAX_STEPS_PER_PLAN: "abc" }))).toThrow(ConfigurationError);
   });
 
   it("RUN_RETENTION_DAYS sets how long final runs are kept", () => {

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_OUTPUT_DEPTH } from "./engine/output";
 import { DEFAULT_MAX_STEPS, HARD_MAX_STEPS } from "./engine/plan-schema";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from "./engine/retention";
 import type { ValidationContext } from "./engine/validate";
+import { ConfigurationError } from "./errors";
 import type { Fetcher } from "./tools/http-client";
 import { ToolSet } from "./tools";
 import { parseRegistry } from "./tools/registry";
@@ -83,10 +84,27 @@ function intVar(
 
 const cache = new WeakMap<object, Settings>();
 
-/** Settings of this Worker, parsed once per env object. A bad variable is a deployment error. */
+/**
+ * Settings of this Worker, parsed once per env object. A bad variable is a deployment error:
+ * a ConfigurationError naming it, which every request that needs the settings answers with.
+ */
 export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings {
   const cached = cache.get(env);
   if (cached) return cached;
+  let result: Settings;
+  try {
+    result = parseSettings(env, fetcher);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new ConfigurationError(`the deployment's configuration is invalid: ${message}`, {
+      cause: err,
+    });
+  }
+  cache.set(env, result);
+  return result;
+}
+
+function parseSettings(env: Env, fetcher: Fetcher): Settings {
   const bindings = env as unknown as Record<string, unknown>;
   const allowedHosts = parseAllowedHosts(env.ALLOWED_HOSTS);
   const tools = new ToolSet({
@@ -104,7 +122,7 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
       return typeof v === "string" ? v : undefined;
     },
   });
-  const result: Settings = {
+  return {
     maxStepsPerPlan: intVar(
       env.MAX_STEPS_PER_PLAN,
       DEFAULT_MAX_STEPS,
@@ -139,8 +157,6 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
     tools,
     destinations: parseDestinations(env.DESTINATIONS, tools.registryNames),
   };
-  cache.set(env, result);
-  return result;
 }
 
 export function validationContext(s: Settings): ValidationContext {

@@ -12,7 +12,7 @@ export interface Issue {
 
 export abstract class EdgestepError extends Error {
   abstract readonly code: string;
-  abstract readonly status: 400 | 401 | 404 | 409 | 413 | 429 | 503;
+  abstract readonly status: 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503;
   readonly retryable: boolean = false;
   /** When set, how long to wait before retrying: it becomes the `Retry-After` header. */
   readonly retryAfterSeconds?: number;
@@ -68,6 +68,12 @@ export class UnavailableError extends EdgestepError {
   readonly status = 503;
   override readonly retryable = true;
   override readonly retryAfterSeconds = 1;
+}
+
+/** A variable of the deployment (DESTINATIONS, TOOLS, MAX_STEPS_PER_PLAN, ...) is invalid: its operator must fix it. */
+export class ConfigurationError extends EdgestepError {
+  readonly code = "misconfigured";
+  readonly status = 500;
 }
 
 export class UnauthorizedError extends EdgestepError {

@@ -43,6 +43,26 @@ describe("GET /v1/destinations", () => {
     expect(await names(ofA)).toEqual(await names(ofB));
   });
 
+  it("a bad DESTINATIONS answers every request that needs it with a 500 naming it", async () => {
+    const app = createApp();
+    const broken = { ...env, DESTINATIONS: JSON.stringify({ "api.test": { concurrency: 0 } }) };
+    const requests = [
+      new Request("http://edgestep.test/v1/destinations"),
+      new Request("http://edgestep.test/v1/plans/validate", {
+        method: "POST",
+        body: JSON.stringify({ steps: [{ tool: "pass" }] }),
+      }),
+    ];
+    for (const request of requests) {
+      const res = await app.fetch(request, broken);
+      expect(res.status).toBe(500);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("misconfigured");
+      expect(error.message).toMatch(/configuration is invalid: DESTINATIONS is invalid/);
+      expect(error.message).toContain("concurrency");
+    }
+  });
+
   it("the typed client reads it, and the OpenAPI document describes it", async () => {
     const client = new EdgestepClient({
       url: "http://edgestep.test",

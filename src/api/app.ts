@@ -40,6 +40,8 @@ export function createApp() {
 
   app.onError((err, c) => {
     if (err instanceof EdgestepError) {
+      // The operator's to fix (a bad variable): in the Worker's log as well as in the answer.
+      if (err.status >= 500) console.error(`edgestep: ${err.message}`);
       if (err.retryAfterSeconds !== undefined)
         c.header("Retry-After", String(err.retryAfterSeconds));
       const body = {

@@ -18,16 +18,20 @@ export const LOCAL_SERVER = {
 type Operation = { security?: unknown[]; responses: Record<string, unknown> };
 
 /**
- * Every operation under the bearer scheme may answer 401 (SPEC 6), and with REQUIRE_API_KEYS
- * and no API_KEYS, 503: declared once here rather than in each route, so a new route cannot
- * forget them (a route that declares a 503 of its own says both).
+ * Every operation under /v1 may answer 500 `misconfigured` (a variable of the deployment is
+ * invalid); under the bearer scheme also 401 (SPEC 6), and with REQUIRE_API_KEYS and no
+ * API_KEYS, 503: declared once here rather than in each route, so a new route cannot forget
+ * them (a route that declares a 503 of its own says both).
  */
-function withAuthResponses<T extends { paths: Record<string, Record<string, Operation>> }>(
+function withDeploymentResponses<T extends { paths: Record<string, Record<string, Operation>> }>(
   doc: T,
 ): T {
   for (const [path, operations] of Object.entries(doc.paths)) {
     if (!path.startsWith("/v1/")) continue;
     for (const op of Object.values(operations)) {
+      op.responses[500] ??= error(
+        "misconfigured: a variable of the deployment (TOOLS, DESTINATIONS, MAX_STEPS_PER_PLAN, ...) is invalid; the message names it",
+      );
       if (op.security?.length === 0) continue;
       op.responses[401] = error(
         "missing, malformed or unknown API key (only when API_KEYS is set)",
@@ -51,7 +55,7 @@ export function cachedOpenApiDocument(maxSteps: number, origin: string) {
 
 /** `maxSteps`: the Worker's MAX_STEPS_PER_PLAN, so the Plan schema states the limit that applies. */
 export function openApiDocument(maxSteps: number) {
-  return withAuthResponses({
+  return withDeploymentResponses({
     openapi: "3.1.0",
     info: {
       title: "edgestep",
