@@ -2,7 +2,7 @@
  * The `edgestep` CLI (bin/edgestep.js): commander over the typed client (src/client/).
  * Global options come before or after the command: `edgestep --json ls`, `edgestep ls --json`.
  */
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { DEFAULT_URL } from "../client/index.ts";
 import { runCommands } from "./commands/runs.ts";
@@ -16,11 +16,28 @@ function version(): string {
   return (JSON.parse(packageJson) as { version: string }).version;
 }
 
-export function program(): Command {
+/** `--url`: an http(s) URL, or a usage error (exit 2) rather than a failure to reach it. */
+function workerUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new InvalidArgumentError(`expected an http or https URL, got ${url.protocol}`);
+  return value;
+}
+
+/** `json`: the command line asked for `--json`, so even its own parse errors are JSON. */
+export function program({ json = false }: { json?: boolean } = {}): Command {
   const cli = new Command("edgestep")
     .description("Run and follow edgestep plans (a durable plan executor on Cloudflare Workers).")
     .addOption(
-      new Option("--url <url>", "the Worker's URL").env("EDGESTEP_URL").default(DEFAULT_URL),
+      new Option("--url <url>", "the Worker's URL")
+        .env("EDGESTEP_URL")
+        .default(DEFAULT_URL)
+        .argParser(workerUrl),
     )
     .addOption(
       new Option("--key <key>", "an API key (when the Worker sets API_KEYS)").env(
@@ -29,8 +46,13 @@ export function program(): Command {
     )
     .option("--json", "JSON output for scripts (errors as JSON on stderr)", false)
     .version(version())
-    .showHelpAfterError()
+    .showHelpAfterError(!json)
     .exitOverride();
+  if (json)
+    cli.configureOutput({
+      outputError: (text, write) =>
+        write(`${JSON.stringify({ error: { code: "usage", message: usageMessage(text) } })}\n`),
+    });
   runCommands(cli);
   controlCommands(cli);
   listingCommands(cli);
@@ -44,9 +66,14 @@ files; 3 the API refused the request (invalid plan, unknown run, ...); 4 the Wor
   return cli;
 }
 
+/** Commander's "error: ..." line, without its prefix and trailing newline. */
+function usageMessage(text: string): string {
+  return text.replace(/^error: /, "").trim();
+}
+
 export async function main(argv: string[]): Promise<void> {
   try {
-    await program().parseAsync(argv);
+    await program({ json: argv.includes("--json") }).parseAsync(argv);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     // --help and --version end here too, with their exit code 0.

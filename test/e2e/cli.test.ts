@@ -348,12 +348,33 @@ describe("errors and exit codes", () => {
   it("bad arguments and unreadable files exit 2", async () => {
     expect((await edgestep(["get"])).code).toBe(2);
     expect((await edgestep(["ls", "--limit", "0"])).code).toBe(2);
+    expect((await edgestep(["ls", "--limit", "201"])).code).toBe(2);
+    for (const url of ["not-a-url", "ftp://example.com"])
+      expect((await cli(["stats", "--url", url])).code).toBe(2);
+    expect((await cli(["stats"], { env: { EDGESTEP_URL: "nope" } })).code).toBe(2);
     expect((await edgestep(["nonsense"])).code).toBe(2);
     const missing = await edgestep(["run", "no-such-plan.json"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^error: cannot read no-such-plan.json/);
     expect((await edgestep(["run", "-"], "{not json")).code).toBe(2);
     expect((await edgestep(["run", "-"], "[1,2]")).stderr).toMatch(/does not hold a plan/);
+  });
+
+  it("with --json, the command line's own mistakes are JSON on stderr too", async () => {
+    for (const args of [
+      ["get", "--json"],
+      ["--json", "bogus"],
+      ["ls", "--limit", "0", "--json"],
+    ]) {
+      const result = await edgestep(args);
+      expect(result.code).toBe(2);
+      expect(JSON.parse(result.stderr)).toEqual({
+        error: { code: "usage", message: expect.any(String) },
+      });
+    }
+    expect(JSON.parse((await edgestep(["get", "--json"])).stderr).error.message).toBe(
+      "missing required argument 'runId'",
+    );
   });
 
   it("--help and --version exit 0", async () => {

@@ -4,12 +4,14 @@ import type { ControlResult, ReplanRequest } from "../../client/index.ts";
 import { action, UsageError, type Context } from "../context.ts";
 import { readJsonArgument } from "../io.ts";
 
-/** An option parser for integers of at least `min`. */
-export function integer(min: number): (value: string) => number {
+/** An option parser for integers from `min` to `max`. */
+export function integer(min: number, max = Infinity): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(
+        max === Infinity ? `expected an integer >= ${min}` : `expected an integer ${min}-${max}`,
+      );
     return n;
   };
 }

@@ -36,7 +36,7 @@ export function listingCommands(program: Command): void {
     .option("--status <list>", "comma-separated statuses, e.g. failed,partial")
     .option("--tag <key:value>", "a tag the runs carry (repeat for several)", collect)
     .option("--name <name>", "the plan's name (exact)")
-    .option("-n, --limit <n>", "runs per page (1-200, default 50)", integer(1))
+    .option("-n, --limit <n>", "runs per page (1-200, default 50)", integer(1, 200))
     .option("--cursor <cursor>", "the page after a previous listing's `next`")
     .option("-a, --all", "every matching run, page after page")
     .action(
