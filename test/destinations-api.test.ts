@@ -61,6 +61,13 @@ describe("GET /v1/destinations", () => {
       expect(error.message).toMatch(/configuration is invalid: DESTINATIONS is invalid/);
       expect(error.message).toContain("concurrency");
     }
+    // The typed client does not send it again: it stays wrong until the operator fixes it.
+    const client = new EdgestepClient({
+      url: "http://edgestep.test",
+      fetch: async (r) => app.fetch(r, broken),
+    });
+    const err = await client.listDestinations().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "misconfigured", status: 500, retryable: false });
   });
 
   it("the typed client reads it, and the OpenAPI document describes it", async () => {

@@ -33,8 +33,12 @@ export class EdgestepApiError extends Error {
     this.retryAfterSeconds = init.retryAfterSeconds;
   }
 
-  /** Worth sending again (with the same Idempotency-Key): no answer, 408, 429 or a 5xx. */
+  /**
+   * Worth sending again (with the same Idempotency-Key): no answer, 408, 429 or a 5xx, but not
+   * `misconfigured` (a bad variable of the deployment stays bad until its operator fixes it).
+   */
   get retryable(): boolean {
+    if (this.code === "misconfigured") return false;
     return this.status === 0 || this.status === 408 || this.status === 429 || this.status >= 500;
   }
 }
