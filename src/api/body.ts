@@ -1,6 +1,7 @@
 /** Reading request bodies: size limit (413) and JSON parsing (400 naming the problem). */
 import type { Context } from "hono";
 import { pathDeeperThan } from "../engine/json-depth";
+import { joinPath } from "../engine/validate";
 import { InvalidPlanError, PayloadTooLargeError } from "../errors";
 
 /** How a JSON body is read: its size limit, how deep it may nest, and where its 400s point. */
@@ -20,10 +21,8 @@ export interface JsonBody {
 
 export async function readJson(c: Context<any>, body: JsonBody): Promise<unknown> {
   const { maxBytes, what, maxDepth = 64, limitName = "MAX_PLAN_BYTES", at = "" } = body;
-  const invalid = (path: string, message: string) => {
-    const where = at === "" ? path : path === "" ? at : `${at}.${path}`;
-    return new InvalidPlanError([{ path: where, message }], body.code);
-  };
+  const invalid = (path: string, message: string) =>
+    new InvalidPlanError([{ path: joinPath(at, path), message }], body.code);
   const declared = Number(c.req.header("content-length"));
   if (declared > maxBytes) throw tooLarge(what, maxBytes, limitName);
   const bytes = await readBytes(c.req.raw.body, maxBytes, () =>

@@ -1,7 +1,7 @@
 /** zod for every request input that is not a plan: query strings and control bodies. */
 import type { Context } from "hono";
 import type { z } from "zod";
-import { zodIssues } from "../engine/validate";
+import { joinPath, zodIssues } from "../engine/validate";
 import { InvalidPlanError, type Issue } from "../errors";
 import { readJson, type JsonBody } from "./body";
 
@@ -22,10 +22,7 @@ export function parseInput<T extends z.ZodType>(
 ): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = zodIssues(result.error).map((i) => ({
-    ...i,
-    path: i.path ? `${prefix}.${i.path}` : prefix,
-  }));
+  const issues = zodIssues(result.error).map((i) => ({ ...i, path: joinPath(prefix, i.path) }));
   throw new InvalidPlanError(issues, "invalid_request");
 }
 

@@ -20,7 +20,7 @@ import {
   type StepRef,
 } from "./templates";
 import type { CompileFailure, ToolSpec, UrlProblem, ValidationContext } from "./validate";
-import { zodIssues } from "./zod-issues";
+import { joinPath, zodIssues } from "./zod-issues";
 
 /** Tools whose attempts wait for time or an answer: one per step, never per forEach item. */
 const SUSPENDING_TOOLS: ReadonlySet<string> = new Set(["wait", "approval", "callback"]);
@@ -259,8 +259,4 @@ export class PlanCompiler {
       issues: this.issues,
     };
   }
-}
-
-function joinPath(base: string, rest: string): string {
-  return rest === "" ? base : `${base}.${rest}`;
 }

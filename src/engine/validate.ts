@@ -2,7 +2,7 @@
  * Plan validation (SPEC 2.2): zod for shape, then the cross-field rules zod cannot
  * express (ids, tools, templates, dependencies, cycles, URLs; see plan-compiler.ts). Every
  * issue carries a dotted path into the submitted document. Pure: no I/O. The entry point:
- * callers import `compilePlan`, `zodIssues` and the validation types from here.
+ * callers import `compilePlan`, `zodIssues`, `joinPath` and the validation types from here.
  */
 import type { z } from "zod";
 import type { Issue } from "../errors";
@@ -10,9 +10,9 @@ import type { CompiledPlan } from "./plan";
 import { PlanCompiler } from "./plan-compiler";
 import { planSchema } from "./plan-schema";
 import { checkStepFields } from "./step-fields";
-import { zodIssues } from "./zod-issues";
+import { joinPath, zodIssues } from "./zod-issues";
 
-export { zodIssues };
+export { joinPath, zodIssues };
 
 /** What validation needs to know about a tool. */
 export interface ToolSpec {

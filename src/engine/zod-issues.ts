@@ -20,3 +20,8 @@ export function zodIssues(error: z.ZodError): Issue[] {
   }
   return issues;
 }
+
+/** An issue's dotted path under `base` (`body` + `x.0` → `body.x.0`); either may be "" (the root). */
+export function joinPath(base: string, rest: string): string {
+  return base === "" ? rest : rest === "" ? base : `${base}.${rest}`;
+}
