@@ -39,6 +39,8 @@ export class AlarmPointer {
   private liveDue: number | null = null;
   /** When the alarm was last set for (null: cleared, or not set by this instance yet). */
   private pointedAt: number | null = null;
+  /** `wake` as stored (undefined: not read yet): read once, as this is its only writer. */
+  private wake: number | null | undefined;
 
   constructor(
     private readonly port: () => AlarmPort,
@@ -73,6 +75,7 @@ export class AlarmPointer {
   /** The alarm fired: the `wake` it was set for is being served. */
   fired(): void {
     this.kv.delete(WAKE_KEY);
+    this.wake = null;
   }
 
   /** The in-flight work ended: the rows decide again. */
@@ -91,8 +94,9 @@ export class AlarmPointer {
    * Times already past are the live work's: pointing at them would fire the alarm again and again.
    */
   async rearm(wake: number | null = null): Promise<void> {
-    const kept = this.kv.get<number>(WAKE_KEY) ?? null;
-    if (wake !== null && (kept === null || wake < kept)) this.kv.put(WAKE_KEY, wake);
+    if (this.wake === undefined) this.wake = this.kv.get<number>(WAKE_KEY) ?? null;
+    const kept = this.wake;
+    if (wake !== null && (kept === null || wake < kept)) this.kv.put(WAKE_KEY, (this.wake = wake));
     const due = this.target(kept === null ? wake : Math.min(kept, wake ?? kept));
     const now = this.now();
     const ahead = [due, this.liveDue].filter((t): t is number => t !== null && t > now);
@@ -106,7 +110,10 @@ export class AlarmPointer {
   private target(wake: number | null): number | null {
     const c = this.checkpoint;
     const run = c.runRecord();
-    if (!run) return null;
+    if (!run) {
+      this.wake = undefined; // a wiped storage (a deleted run) holds no `wake` either
+      return null;
+    }
     const listing = listingAlarmDue(run, c.listing.read());
     if (run.deleteRequestedAt !== null) return listing;
     const candidates = [
