@@ -16,7 +16,7 @@ import { ListingOutboxTable } from "./listing-outbox-table";
 import { PlanTable } from "./plan-table";
 import { ReplanTable } from "./replan-table";
 import { RunTable } from "./run-table";
-import { migrate, SCHEMA_VERSION, storedSchemaVersion, VIEW_WRITES } from "./schema";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion, TRIGGERED_WRITES } from "./schema";
 import { Sql } from "./sql";
 import { StepTable } from "./step-table";
 import { Tombstone } from "./tombstone";
@@ -60,7 +60,7 @@ export class Checkpoint {
     /** Told which step's row or items changed (null: possibly any), for views that cache. */
     stepChanged: (index: number | null) => void = () => {},
   ) {
-    const db = new Sql(storage.sql, VIEW_WRITES);
+    const db = new Sql(storage.sql, TRIGGERED_WRITES);
     db.onWrite = () => this.changes.notify();
     this.db = db;
     this.run = new RunTable(db);
@@ -78,7 +78,7 @@ export class Checkpoint {
     const version = storedSchemaVersion(db);
     this.exists = version > 0;
     this.upgraded = this.exists && version < SCHEMA_VERSION;
-    if (this.exists) migrate(db);
+    if (this.exists) migrate(db, version);
   }
 
   /** The run row, or undefined when no run was created here. */
@@ -90,7 +90,7 @@ export class Checkpoint {
   create(run: NewRun): void {
     const { plan } = run;
     this.transaction(() => {
-      migrate(this.db);
+      if (!this.exists) migrate(this.db, 0);
       const { mode } = plan.config;
       const gated = run.riskGate.length > 0;
       this.plan.write(plan);

@@ -8,9 +8,9 @@ import type { Sql } from "./sql";
 export class RunTable {
   constructor(private readonly db: Sql) {}
 
-  /** The run row (shared until the next write: frozen). */
+  /** The run row (shared until the next write that moves it: frozen). */
   read(): RunRecord | undefined {
-    return this.db.memo("run", null, () => this.readRow());
+    return this.db.memo("run", "run", () => this.readRow());
   }
 
   private readRow(): RunRecord | undefined {

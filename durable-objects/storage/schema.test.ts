@@ -1,7 +1,8 @@
 /**
  * The checkpoint's schema migrations, on the storage of a scratch object: a run stored under
  * schema v2 (before listings and deletion) opens as v3 with its data intact, reads as not
- * being deleted, and is due to join its owner's listing (SPEC 8.2).
+ * being deleted, and is due to join its owner's listing (SPEC 8.2). TRIGGERED_WRITES names
+ * what each trigger writes.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -11,7 +12,7 @@ import { configSchema } from "../../src/engine/plan-schema";
 import { listingUpdateDue } from "../../src/engine/listing";
 import { unique } from "../../test/helpers";
 import { Checkpoint } from "./checkpoint";
-import { SCHEMA_VERSION, storedSchemaVersion } from "./schema";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion, TRIGGERED_WRITES } from "./schema";
 import { Sql } from "./sql";
 
 /** What v3 added, taken away again: the storage as schema v2 left it. */
@@ -42,6 +43,34 @@ describe("schema migrations", () => {
       expect(after.plan.read()).toMatchObject({ name: "old", tags: {} });
       expect(listingUpdateDue(run, after.listing.read())).toBe(run.createdAt);
       expect(new Checkpoint(state.storage).upgraded).toBe(false);
+    });
+  });
+});
+
+/** What Sql takes a write to `table` to write (see TRIGGERED_WRITES). */
+const writesOf = (table: string): readonly string[] =>
+  (TRIGGERED_WRITES as Record<string, readonly string[]>)[table] ?? [table];
+
+describe("TRIGGERED_WRITES", () => {
+  it("names every table a trigger writes, and what that table's triggers write", async () => {
+    const stub = env.RUNS.get(env.RUNS.idFromName(unique("triggers")));
+    await runInDurableObject(stub, (_, state) => {
+      migrate(new Sql(state.storage.sql));
+      const triggers = state.storage.sql
+        .exec<{ tbl: string; sql: string }>(
+          "SELECT tbl_name AS tbl, sql FROM sqlite_master WHERE type = 'trigger'",
+        )
+        .toArray();
+      expect(triggers.length).toBeGreaterThan(10);
+      for (const { tbl, sql } of triggers) {
+        const body = sql.slice(sql.indexOf("BEGIN"));
+        const written = [...body.matchAll(/\b(?:UPDATE|INSERT INTO|DELETE FROM)\s+(\w+)/gi)];
+        expect(written.length, sql).toBeGreaterThan(0);
+        for (const [, table] of written)
+          expect(writesOf(tbl), `${tbl} -> ${table}`).toEqual(
+            expect.arrayContaining([...writesOf(table!)]),
+          );
+      }
     });
   });
 });

@@ -194,15 +194,26 @@ const moved = (status: string) => `(NEW.status = '${status}') - (OLD.status = '$
 const bump = "UPDATE run SET version = version + 1";
 
 /**
+ * What a write to each of these tables or views writes, its triggers' writes included (a table
+ * not named here writes only itself): Sql reads a memo again, or writes held rows first, by
+ * it. Every change a status document shows moves the run row (its counters, its `version`),
+ * so the run row is read again only after one of these, not after every write (an event, the
+ * listing outbox). schema.test.ts checks the triggers against it.
+ *
  * v5: a step's attempt starting, and succeeding, each in one statement: an insert into one of
- * these views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded; a
+ * the views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded; a
  * success with a NULL attempt, a forEach step's, matches no attempt row).
  * A statement costs the runtime a call, and `wrangler dev` a trace span, about as much as its
  * writes: these two take 400 statements off a 200-step run's 1,000.
  */
-export const VIEW_WRITES = {
-  step_starts: ["steps", "attempts"],
-  step_successes: ["steps", "attempts"],
+export const TRIGGERED_WRITES = {
+  step_starts: ["steps", "attempts", "run"],
+  step_successes: ["steps", "attempts", "run"],
+  steps: ["steps", "run"],
+  items: ["items", "run"],
+  compensations: ["compensations", "run"],
+  webhook_deliveries: ["webhook_deliveries", "run"],
+  replans: ["replans", "run"],
 } as const;
 
 const STEP_VIEWS = `
@@ -288,15 +299,21 @@ export function storedSchemaVersion(db: Sql): number {
   return row ? Number(row.value) : 0;
 }
 
-/** Creates the schema, or brings an older one up to date (a no-op when it is current). */
-export function migrate(db: Sql): void {
-  const stored = storedSchemaVersion(db);
+/**
+ * Creates the schema, or brings an older one up to date (a no-op when it is current).
+ * `stored`: the storage's schema version, when the caller has just read it.
+ */
+export function migrate(db: Sql, stored = storedSchemaVersion(db)): void {
   if (stored === SCHEMA_VERSION) return;
   if (stored > SCHEMA_VERSION)
     throw new Error(`storage schema ${stored} is newer than this code (${SCHEMA_VERSION})`);
-  db.script(DDL); // new tables; a fresh storage gets the current schema whole
-  if (stored === 0) db.script(REPLANS_DDL);
-  if (stored > 0) for (let v = stored + 1; v <= SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
+  // A fresh storage gets the current schema whole, in one statement: a new run's first call.
+  if (stored === 0) return db.script(FRESH_SCHEMA);
+  db.script(DDL); // tables added since `stored`
+  for (let v = stored + 1; v <= SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
   db.script(TRIGGERS);
   db.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
 }
+
+const FRESH_SCHEMA = `${DDL}${REPLANS_DDL}${TRIGGERS}
+INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');`;

@@ -15,25 +15,30 @@ async function withSql(
 ): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("sql")));
   await runInDurableObject(stub, async (_, state) => {
-    // an insert into the view `into_a` writes `a` (as the checkpoint's step_starts do theirs)
-    const db = new Sql(state.storage.sql, { into_a: ["a"] });
+    // an insert into the view `into_a` writes `a` (as the checkpoint's step_starts do theirs);
+    // one into `c` adds to `b` by a trigger (as a step's row moves the run's counters)
+    const db = new Sql(state.storage.sql, { into_a: ["a"], c: ["c", "b"] });
     db.script(`CREATE TABLE a (n INTEGER NOT NULL); CREATE TABLE b (n INTEGER NOT NULL);
+      CREATE TABLE c (n INTEGER NOT NULL);
       INSERT INTO a (n) VALUES (1); INSERT INTO b (n) VALUES (1);
       CREATE VIEW into_a (n) AS SELECT NULL WHERE 0;
       CREATE TRIGGER into_a_written INSTEAD OF INSERT ON into_a BEGIN
         INSERT INTO a (n) VALUES (NEW.n);
-      END;`);
+      END;
+      CREATE TRIGGER c_counted AFTER INSERT ON c BEGIN UPDATE b SET n = n + NEW.n; END;`);
     await test(db, state.storage);
   });
 }
 
 /** Memos of `SUM(n)` of a (scoped to a, and to any write) and the reads that fill them. */
 function sums(db: Sql) {
-  const reads = { a: 0, any: 0 };
+  const reads = { a: 0, b: 0, any: 0 };
   const sumOfA = () => db.one<{ s: number }>`SELECT SUM(n) AS s FROM a`!.s;
+  const sumOfB = () => db.one<{ s: number }>`SELECT SUM(n) AS s FROM b`!.s;
   return {
     reads,
     ofA: () => db.memo("a", "a", () => (reads.a++, sumOfA())),
+    ofB: () => db.memo("b", "b", () => (reads.b++, sumOfB())),
     anyWrite: () => db.memo("any", null, () => (reads.any++, sumOfA())),
   };
 }
@@ -61,6 +66,15 @@ describe("Sql.memo", () => {
       expect(m.reads.a).toBe(2);
     }));
 
+  it("reads again after a write to a table whose triggers write its table", () =>
+    withSql((db) => {
+      const m = sums(db);
+      m.ofB();
+      db.run`INSERT INTO c (n) VALUES (3)`;
+      expect(m.ofB()).toBe(4);
+      expect(m.reads.b).toBe(2);
+    }));
+
   it("with no table, reads again after any write", () =>
     withSql((db) => {
       const m = sums(db);
@@ -84,7 +98,7 @@ describe("Sql.memo", () => {
       expect(m.ofA()).toBe(10); // what the caller must report: the storage changed under it
       db.changed();
       expect(m.ofA()).toBe(1);
-      db.script("CREATE TABLE c (n INTEGER)");
+      db.script("CREATE TABLE d (n INTEGER)");
       m.ofA();
       expect(m.reads.a).toBe(3);
     }));
@@ -158,6 +172,28 @@ describe("Sql.later", () => {
       expect(db.all<{ n: number }>`SELECT n FROM a ORDER BY rowid`.map((r) => r.n)).toEqual([
         1, 0, 1, 9,
       ]);
+    }));
+
+  it("leaves them held across a memo's read of another table; a memo of theirs writes them", () =>
+    withSql((db) => {
+      const h = holder(db);
+      const m = sums(db);
+      h.hold(2);
+      expect(m.ofB()).toBe(1); // read
+      expect(m.ofB()).toBe(1); // remembered
+      expect(h.statements.n).toBe(0);
+      expect(m.ofA()).toBe(2); // 1, 0 and 1
+      expect(h.statements.n).toBe(1);
+    }));
+
+  it("writes them before a memo's read of a table their triggers write", () =>
+    withSql((db) => {
+      const m = sums(db);
+      m.ofB();
+      db.later("c", 5, (rows) => {
+        db.run`INSERT INTO c (n) SELECT value FROM json_each(${JSON.stringify(rows)})`;
+      });
+      expect(m.ofB()).toBe(6);
     }));
 
   it("drops what it holds when told (a wipe)", () =>

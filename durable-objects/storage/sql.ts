@@ -56,6 +56,8 @@ export class Sql {
   private readonly lastWrite = new Map<string, number>();
   /** After a write whose table is unknown (DDL), a rolled back transaction or a wipe. */
   private lastReset = 0;
+  /** True while a memo of one table reads it (its held rows, if any, are written already). */
+  private memoRead = false;
   private readonly memos = new Map<
     string,
     { table: string | null; readAt: number; value: unknown }
@@ -69,8 +71,11 @@ export class Sql {
 
   constructor(
     private readonly sql: SqlStorage,
-    /** The tables a write to each view writes (its INSTEAD OF trigger's), for memos and held rows. */
-    private readonly viewWrites: Readonly<Record<string, readonly string[]>> = {},
+    /**
+     * What a write to each table or view writes, its triggers' writes included (a table not
+     * named writes only itself), for memos and held rows.
+     */
+    private readonly triggeredWrites: Readonly<Record<string, readonly string[]>> = {},
   ) {}
 
   /**
@@ -130,20 +135,28 @@ export class Sql {
   }
 
   /**
-   * `read()`'s answer, read again only after a write to `table` (null: after any write, for
-   * a row that triggers keep, such as the run's counters): for the reads that many callers
-   * repeat between two writes (the run row, what the alarm points at). Every statement costs
-   * the runtime a call (and `wrangler dev` a trace span), and a status poll or a commit point
-   * would otherwise read the same rows several times. The answer is shared: it must not be
-   * changed (the owners freeze it).
+   * `read()`'s answer, read again only after a write to `table`, by a statement or by the
+   * triggers of a write to another (see `triggeredWrites`), or with no table after any write:
+   * for the reads that many callers repeat between two writes (the run row, what the alarm
+   * points at). Every statement costs the runtime a call (and `wrangler dev` a trace span),
+   * and a status poll or a commit point would otherwise read the same rows several times. The
+   * read must read `table` alone. The answer is shared: it must not be changed (the owners
+   * freeze it).
    */
   memo<T>(key: string, table: string | null, read: () => T): T {
-    this.flushHeld();
+    // Rows held for other tables stay held: a memo's read reads its own table only.
+    if (table === null || this.holdsRowsWriting(table)) this.flushHeld();
     const hit = this.memos.get(key);
     if (hit && this.unchangedSince(hit.table, hit.readAt)) return hit.value as T;
-    const value = read();
-    this.memos.set(key, { table, readAt: this.writes, value });
-    return value;
+    const outer = this.memoRead;
+    this.memoRead = table !== null;
+    try {
+      const value = read();
+      this.memos.set(key, { table, readAt: this.writes, value });
+      return value;
+    } finally {
+      this.memoRead = outer;
+    }
   }
 
   /** The storage changed other than by a statement of ours (a rolled back transaction, a wipe). */
@@ -164,7 +177,7 @@ export class Sql {
   }
 
   private tablesWrittenBy(table: string): readonly string[] {
-    return this.viewWrites[table] ?? [table];
+    return this.triggeredWrites[table] ?? [table];
   }
 
   all<T>(strings: TemplateStringsArray, ...values: (SqlValue | Raw)[]): T[] {
@@ -186,21 +199,28 @@ export class Sql {
   }
 
   /**
-   * Writes the held rows before a statement that could see them or reorder them: a read, or
-   * a write to a table they go to. A write to another table leaves them held, so a turn's rows
-   * of a kind still go in one statement: no write of ours reads another table (json_each
-   * aside), a write to a view goes to the tables `viewWrites` names, and the other triggers
-   * only write `run`, which no rows are held for.
+   * Writes the held rows before a statement that could see them or reorder them: a read
+   * (but a memo's, see `memo`), or a write to a table they go to. A write to another table
+   * leaves them held, so a turn's rows of a kind still go in one statement: no write of ours
+   * reads another table (json_each aside), and a write goes to the tables `triggeredWrites`
+   * names.
    */
   private flushBefore(text: string): void {
     if (this.held.size === 0) return;
     const table = writtenTable(text);
-    if (table !== null && !this.holdsRowsFor(this.tablesWrittenBy(table))) return;
+    if (table === null ? this.memoRead : !this.holdsRowsFor(this.tablesWrittenBy(table))) return;
     this.flushHeld();
   }
 
   private holdsRowsFor(tables: readonly string[]): boolean {
     for (const batch of this.held.values()) if (tables.includes(batch.table)) return true;
+    return false;
+  }
+
+  /** Whether writing the held rows would write `table`, themselves or through triggers. */
+  private holdsRowsWriting(table: string): boolean {
+    for (const batch of this.held.values())
+      if (this.tablesWrittenBy(batch.table).includes(table)) return true;
     return false;
   }
 

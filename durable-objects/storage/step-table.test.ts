@@ -7,14 +7,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unique } from "../../test/helpers";
 import { AttemptTable } from "./attempt-table";
-import { migrate, VIEW_WRITES } from "./schema";
+import { migrate, TRIGGERED_WRITES } from "./schema";
 import { HELD_BATCH_BYTES, Sql } from "./sql";
 import { StepTable } from "./step-table";
 
 async function withSteps(test: (steps: StepTable, attempts: AttemptTable) => void): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("steps")));
   await runInDurableObject(stub, (_, state) => {
-    const db = new Sql(state.storage.sql, VIEW_WRITES);
+    const db = new Sql(state.storage.sql, TRIGGERED_WRITES);
     migrate(db);
     const steps = new StepTable(db);
     steps.insertAll([
