@@ -106,42 +106,44 @@ export class IndexStore {
     return this.storage.transactionSync(() => entries.map((e) => this.upsert(e)));
   }
 
-  /** Stores the run's entry unless the index holds a newer one or the run was removed. */
+  /**
+   * Stores the run's entry unless the index holds it at this version or a newer one, or the
+   * run was removed: one statement (an upsert that returns the row it stored), and one more
+   * for a run's tags. A RunIndex takes every update of its key's runs (two or three a run),
+   * so each statement here is on the path of many runs' `POST`s.
+   */
   upsert(e: ListingEntry): UpsertOutcome {
     return this.storage.transactionSync(() => {
-      const gone = this.sql.exec("SELECT 1 FROM removed WHERE run_id = ?", e.runId).toArray();
-      if (gone.length > 0) return "removed";
-      const held = this.sql
-        .exec<{ version: number }>("SELECT version FROM entries WHERE run_id = ?", e.runId)
-        .toArray()[0];
-      if (held && held.version >= e.version) return "stale";
       const c = e.counts;
-      if (held) {
-        this.sql.exec(
-          `UPDATE entries SET version = ?, status = ?, started_at = ?, ended_at = ?,
-            steps_total = ?, steps_succeeded = ?, steps_failed = ?, steps_skipped = ?,
-            steps_cancelled = ? WHERE run_id = ?`,
-          ...[e.version, e.status, e.startedAt, e.endedAt, c.total, c.succeeded, c.failed],
-          ...[c.skipped, c.cancelled, e.runId],
-        );
-        return "stored";
-      }
-      this.sql.exec(
+      const stored = this.sql.exec(
         `INSERT INTO entries (run_id, version, created_at, status, name, started_at, ended_at,
           tags, steps_total, steps_succeeded, steps_failed, steps_skipped, steps_cancelled)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+          WHERE NOT EXISTS (SELECT 1 FROM removed WHERE run_id = ?)
+          ON CONFLICT (run_id) DO UPDATE SET version = excluded.version,
+            status = excluded.status, started_at = excluded.started_at,
+            ended_at = excluded.ended_at, steps_total = excluded.steps_total,
+            steps_succeeded = excluded.steps_succeeded, steps_failed = excluded.steps_failed,
+            steps_skipped = excluded.steps_skipped, steps_cancelled = excluded.steps_cancelled
+          WHERE excluded.version > entries.version
+          RETURNING 1`,
         ...[e.runId, e.version, e.createdAt, e.status, e.name, e.startedAt, e.endedAt],
         ...[JSON.stringify(e.tags), c.total, c.succeeded, c.failed, c.skipped, c.cancelled],
+        e.runId,
       );
-      for (const [key, value] of Object.entries(e.tags)) {
+      if (stored.toArray().length === 0) {
+        const gone = this.sql.exec("SELECT 1 FROM removed WHERE run_id = ?", e.runId);
+        return gone.toArray().length > 0 ? "removed" : "stale";
+      }
+      // A run's tags never change: those of its first update, kept again by the later ones.
+      if (Object.keys(e.tags).length > 0)
         this.sql.exec(
-          "INSERT OR IGNORE INTO entry_tags (key, value, created_at, run_id) VALUES (?, ?, ?, ?)",
-          key,
-          value,
+          `INSERT OR IGNORE INTO entry_tags (key, value, created_at, run_id)
+            SELECT key, value, ?, ? FROM json_each(?)`,
           e.createdAt,
           e.runId,
+          JSON.stringify(e.tags),
         );
-      }
       return "stored";
     });
   }
