@@ -13,6 +13,9 @@
 import { NOTHING_ACKED, type ListingOutboxState } from "../../src/engine/listing";
 import type { Sql } from "./sql";
 
+/** The memo of the row as written (Sql.memo). */
+const WRITTEN = "listing_outbox";
+
 export class ListingOutboxTable {
   /** Until when the update in flight is claimed (in memory: a crash forgets the claim). */
   private claimedUntil: number | null = null;
@@ -52,6 +55,8 @@ export class ListingOutboxTable {
       ON CONFLICT (id) DO UPDATE SET acked_state = excluded.acked_state,
       acked_status = excluded.acked_status, sent_at = excluded.sent_at, retry_at = NULL,
       failures = 0`;
+    const written = { ackedState: state, ackedStatus: status, sentAt: now, retryAt: null };
+    this.db.remember(WRITTEN, "listing_outbox", Object.freeze({ ...written, failures: 0 }));
   }
 
   /** The run was deleted: nothing in memory outlives its row. */
@@ -62,7 +67,7 @@ export class ListingOutboxTable {
 
   /** The row as written (no claim, no progress kept in memory). */
   private written(): ListingOutboxState {
-    return this.db.memo("listing_outbox", "listing_outbox", () =>
+    return this.db.memo(WRITTEN, "listing_outbox", () =>
       Object.freeze(
         this.db.one<ListingOutboxState>`SELECT acked_state AS ackedState,
           acked_status AS ackedStatus, sent_at AS sentAt, retry_at AS retryAt, failures

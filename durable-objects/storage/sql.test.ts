@@ -75,6 +75,20 @@ describe("Sql.memo", () => {
       expect(m.reads.b).toBe(2);
     }));
 
+  it("holds a value it is told (remember) until the next write to its table", () =>
+    withSql((db) => {
+      const m = sums(db);
+      db.run`UPDATE a SET n = 7`;
+      db.remember("a", "a", 7);
+      expect(m.ofA()).toBe(7);
+      expect(m.reads.a).toBe(0);
+      db.run`INSERT INTO b (n) VALUES (1)`;
+      expect(m.ofA()).toBe(7);
+      db.run`UPDATE a SET n = 8`;
+      expect(m.ofA()).toBe(8);
+      expect(m.reads.a).toBe(1);
+    }));
+
   it("with no table, reads again after any write", () =>
     withSql((db) => {
       const m = sums(db);

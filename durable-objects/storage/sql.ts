@@ -159,6 +159,14 @@ export class Sql {
     }
   }
 
+  /**
+   * Sets the memo `key` (of `table`) to `value`, the answer its read would give now: for an
+   * owner that has just written the row and knows all of it, so that it is not read back.
+   */
+  remember<T>(key: string, table: string, value: T): void {
+    this.memos.set(key, { table, readAt: this.writes, value });
+  }
+
   /** The storage changed other than by a statement of ours (a rolled back transaction, a wipe). */
   changed(): void {
     this.lastReset = ++this.writes;
