@@ -194,17 +194,12 @@ const moved = (status: string) => `(NEW.status = '${status}') - (OLD.status = '$
 const bump = "UPDATE run SET version = version + 1";
 
 /**
- * What a write to each of these tables or views writes, its triggers' writes included (a table
- * not named here writes only itself): Sql reads a memo again, or writes held rows first, by
- * it. Every change a status document shows moves the run row (its counters, its `version`),
- * so the run row is read again only after one of these, not after every write (an event, the
- * listing outbox). schema.test.ts checks the triggers against it.
- *
- * v5: a step's attempt starting, and succeeding, each in one statement: an insert into one of
- * the views writes the step's row and its attempt's (StepTable.attemptStarted, .succeeded; a
- * success with a NULL attempt, a forEach step's, matches no attempt row).
- * A statement costs the runtime a call, and `wrangler dev` a trace span, about as much as its
- * writes: these two take 400 statements off a 200-step run's 1,000.
+ * What a write to each table or view writes, its triggers' included (a table not named writes
+ * only itself), for Sql's memos and held rows: the run row (its counters, its `version`) is
+ * read again only after one of these, not after an event (schema.test.ts checks the triggers).
+ * v5: an insert into one of the views is a step's attempt starting, or succeeding, in one
+ * statement (StepTable.attemptStarted, .succeeded; a success with a NULL attempt, a forEach
+ * step's, matches no attempt row): 400 statements fewer in a 200-step run's 1,000.
  */
 export const TRIGGERED_WRITES = {
   step_starts: ["steps", "attempts", "run"],
