@@ -71,9 +71,9 @@ function flag(name: string, fallback: boolean): boolean {
 /** The cases bench/floor can run: chains (it runs a plan's steps one after another). */
 const FLOOR_CASES: readonly CaseName[] = ["chain", "concurrent"];
 
-function floorOnly(): boolean {
+function floorOnly(cases: readonly CaseName[]): boolean {
   const floor = flag("BENCH_FLOOR", false);
-  const other = only().filter((c) => !FLOOR_CASES.includes(c));
+  const other = cases.filter((c) => !FLOOR_CASES.includes(c));
   if (floor && other.length > 0)
     throw new Error(
       `BENCH_FLOOR runs only ${FLOOR_CASES.join(" and ")} (set BENCH_ONLY); not ${other.join(", ")}`,
@@ -85,6 +85,7 @@ export function readOptions(): Options {
   const view = process.env.BENCH_POLL_VIEW ?? "full";
   if (view !== "full" && view !== "summary")
     throw new Error(`BENCH_POLL_VIEW must be full or summary, got "${view}"`);
+  const cases = only();
   return {
     repeats: int("BENCH_REPEATS", 5, 1),
     warmup: int("BENCH_WARMUP", 1, 0),
@@ -92,11 +93,11 @@ export function readOptions(): Options {
     seed: int("BENCH_SEED", 42, 0, 2 ** 32 - 1),
     pollMs: int("BENCH_POLL_MS", 25, 0, 60_000),
     pollView: view,
-    only: only(),
+    only: cases,
     workflows: flag("BENCH_WORKFLOWS", true),
     portBase: int("BENCH_PORT", 8800, 1024, 65_525),
     ref: process.env.BENCH_REF || undefined,
-    floor: floorOnly(),
+    floor: floorOnly(cases),
     concurrentRuns: int("BENCH_CONCURRENT_RUNS", 200, 1, 10_000),
     listRuns: int("BENCH_LIST_RUNS", 10_000, 50, 100_000),
     listConcurrency: int("BENCH_LIST_CONCURRENCY", 16, 1, 256),

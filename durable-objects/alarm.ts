@@ -39,7 +39,10 @@ export class AlarmPointer {
   private liveDue: number | null = null;
   /** When the alarm was last set for (null: cleared, or not set by this instance yet). */
   private pointedAt: number | null = null;
-  /** `wake` as stored (undefined: not read yet): read once, as this is its only writer. */
+  /**
+   * `wake` as stored (undefined: not read yet): read once, as this is its only writer. After a
+   * wipe it may outlive the key, unread: with no run, `target` points at nothing.
+   */
   private wake: number | null | undefined;
 
   constructor(
@@ -110,10 +113,7 @@ export class AlarmPointer {
   private target(wake: number | null): number | null {
     const c = this.checkpoint;
     const run = c.runRecord();
-    if (!run) {
-      this.wake = undefined; // a wiped storage (a deleted run) holds no `wake` either
-      return null;
-    }
+    if (!run) return null;
     const listing = listingAlarmDue(run, c.listing.read());
     if (run.deleteRequestedAt !== null) return listing;
     const candidates = [

@@ -55,8 +55,17 @@ export class ListingOutboxTable {
       ON CONFLICT (id) DO UPDATE SET acked_state = excluded.acked_state,
       acked_status = excluded.acked_status, sent_at = excluded.sent_at, retry_at = NULL,
       failures = 0`;
-    const written = { ackedState: state, ackedStatus: status, sentAt: now, retryAt: null };
-    this.db.remember(WRITTEN, "listing_outbox", Object.freeze({ ...written, failures: 0 }));
+    this.db.remember(
+      WRITTEN,
+      "listing_outbox",
+      Object.freeze({
+        ackedState: state,
+        ackedStatus: status,
+        sentAt: now,
+        retryAt: null,
+        failures: 0,
+      }),
+    );
   }
 
   /** The run was deleted: nothing in memory outlives its row. */

@@ -80,7 +80,7 @@ function prepare(
   headers.set("X-Edgestep-Attempt", String(call.attempt));
   let body: string | undefined;
   const sendsBody = spec.body !== undefined && spec.body !== null;
-  if (sendsBody && spec.method !== "GET" && spec.method !== "HEAD") {
+  if (sendsBody && !bodiless(spec.method)) {
     if (typeof spec.body === "string") body = spec.body;
     else {
       body = JSON.stringify(spec.body);
@@ -88,6 +88,11 @@ function prepare(
     }
   }
   return { url, method: spec.method, headers, body };
+}
+
+/** A method fetch sends no body with (GET, HEAD): validation refuses a body for one. */
+export function bodiless(method: string): boolean {
+  return method === "GET" || method === "HEAD";
 }
 
 /**

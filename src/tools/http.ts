@@ -1,7 +1,7 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
 import { dataRecord } from "../engine/data-record";
-import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
+import { bodiless, sendHttp, type Fetcher, type UrlCheck } from "./http-client";
 import type { Tool } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -35,7 +35,7 @@ export const httpParamsSchema = z
   })
   // fetch cannot send a body with these: the call would go out without what the plan meant.
   .superRefine((p, ctx) => {
-    if (p.body !== undefined && p.body !== null && (p.method === "GET" || p.method === "HEAD"))
+    if (p.body !== undefined && p.body !== null && bodiless(p.method))
       ctx.addIssue({
         code: "custom",
         path: ["body"],

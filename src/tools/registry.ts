@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { jsonVariable } from "../engine/json-variable.ts";
-import { sendHttp, type Fetcher } from "./http-client";
+import { bodiless, sendHttp, type Fetcher } from "./http-client";
 import type { Tool, ToolResult } from "./tool";
 
 const entrySchema = z
@@ -25,7 +25,7 @@ const entrySchema = z
   .refine((e) => (e.url === undefined) !== (e.service === undefined), {
     message: "a tool needs exactly one of url or service",
   })
-  .refine((e) => !(e.paramsAs === "body" && (e.method === "GET" || e.method === "HEAD")), {
+  .refine((e) => !(e.paramsAs === "body" && bodiless(e.method)), {
     message: 'a GET or HEAD tool has no body to send its params in: paramsAs must be "query"',
     path: ["paramsAs"],
   });
