@@ -7,10 +7,7 @@
  *    fails or hangs when a test says so (test/support/test-run-index.ts);
  *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
  *    Miniflare and talk to it over real HTTP, with real alarms.
- * Files run on every core: Vitest's default leaves one core free, which on a 2-core machine
- * runs them one at a time, and most of a file's time is waiting (timers, sockets, fsync).
  */
-import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { TEST_DESTINATIONS } from "./test/test-destinations.ts";
@@ -18,7 +15,6 @@ import { testRegistry } from "./test/tools-registry.ts";
 
 export default defineConfig({
   test: {
-    maxWorkers: availableParallelism(),
     projects: [
       {
         extends: false,
