@@ -184,6 +184,10 @@ export class StepAttempts {
     const step = this.plan.steps[i]!;
     const attempt = ++this.attempts[i]!;
     attemptStarted(this.ctx.checkpoint, step, attempt, now);
+    // Stored before the call is made (SPEC 5.5): the output gate holds a call back only for
+    // the writes made before it. The turn's other held rows (the success that made this step
+    // ready, the events) go in the same statement.
+    this.ctx.checkpoint.flush();
     const invocation = callTool(this.invoker, step, prepared, attempt, now);
     this.controllers.set(i, invocation.controller);
     void invocation.result.then((result) => {

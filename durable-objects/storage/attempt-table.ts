@@ -4,10 +4,18 @@
  * own attempt starts and succeeds with its step's row (StepTable's views: one statement).
  */
 import type { AttemptRecord, StepError } from "../../src/engine/records";
-import type { Sql } from "./sql";
+import { heldRowsTrigger, type Sql } from "./sql";
 
 /** The item index of a step's own attempts. */
 export const STEP_ATTEMPT = -1;
+
+/** Writes the attempts held back by `ran` (Sql.later): `[step, item, attempt, at, httpStatus]`. */
+export const ATTEMPTS_RAN_HELD = heldRowsTrigger(
+  "attempts.ran",
+  `INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
+    VALUES (NEW.row ->> 0, NEW.row ->> 1, NEW.row ->> 2, NEW.row ->> 3, NEW.row ->> 3,
+      NEW.row ->> 4)`,
+);
 
 export class AttemptTable {
   constructor(private readonly db: Sql) {}
@@ -20,12 +28,7 @@ export class AttemptTable {
   /** An attempt that succeeded as soon as it started (a tool that answers at once). */
   ran(step: number, item: number, attempt: number, now: number, httpStatus: number | null): void {
     // Held back: a chain of such attempts is written in one statement (Sql.later).
-    this.db.later("attempts.ran", [step, item, attempt, now, httpStatus], (rows) => {
-      this.db
-        .run`INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
-        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4
-        FROM json_each(${JSON.stringify(rows)})`;
-    });
+    this.db.later("attempts.ran", [step, item, attempt, now, httpStatus]);
   }
 
   /** Closes an attempt: with `error` it failed, else it succeeded (with its HTTP status). */

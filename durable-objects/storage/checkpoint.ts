@@ -81,6 +81,11 @@ export class Checkpoint {
     if (this.exists) migrate(db, version);
   }
 
+  /** Writes the rows held back (Sql.later) now: before a call that must find them stored. */
+  flush(): void {
+    this.db.flushHeld();
+  }
+
   /** The run row, or undefined when no run was created here. */
   runRecord(): RunRecord | undefined {
     return this.exists ? this.run.read() : undefined;

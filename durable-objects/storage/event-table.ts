@@ -2,20 +2,19 @@
  * EventTable (owns `events`): the run's append-only event log, read by
  * `GET /v1/runs/:id/events`. It is capped at MAX_EVENTS_PER_RUN by dropping the oldest
  * events; the number dropped is reported (`dropped`) and kept on the run row, so a reader
- * can tell the log has a gap. Events appended in one turn are inserted together, in one
- * statement (Sql.later): before the next statement and before the turn ends, so they commit
- * with the change they describe.
+ * can tell the log has a gap. Events appended in one turn are inserted with the turn's other
+ * held rows, in one statement (Sql.later): before the next statement that could see them and
+ * before the turn ends, so they commit with the change they describe.
  */
 import type { EventRecord } from "../../src/engine/records";
-import type { Sql } from "./sql";
+import { heldRowsTrigger, type Sql } from "./sql";
 
-type PendingEvent = [
-  type: string,
-  at: number,
-  stepId: string | null,
-  attempt: number | null,
-  data: string | null,
-];
+/** Writes the events held back (Sql.later): `[type, at, stepId, attempt]`, and `data` as text. */
+export const EVENTS_HELD = heldRowsTrigger(
+  "events",
+  `INSERT INTO events (type, at, step_id, attempt, data)
+    VALUES (NEW.row ->> 0, NEW.row ->> 1, NEW.row ->> 2, NEW.row ->> 3, NEW.text)`,
+);
 
 export class EventTable {
   /** Events written since the log was last trimmed to `cap`. */
@@ -40,29 +39,12 @@ export class EventTable {
     attempt: number | null = null,
     data?: unknown,
   ): void {
-    // Held back and inserted with the turn's other events, in one statement (Sql.later).
-    const row: PendingEvent = [
-      type,
-      now,
-      stepId,
-      attempt,
-      data === undefined ? null : JSON.stringify(data),
-    ];
-    this.db.later("events", row, (rows) => this.insert(rows), row[4]?.length ?? 0);
+    // Held back and written with the turn's other rows, in one statement (Sql.later).
+    const text = data === undefined ? null : JSON.stringify(data);
+    this.db.later("events", [type, now, stepId, attempt], text);
+    if (this.atMost !== null) this.atMost++;
     // A long iteration may write many events before its next commit point: trim on the way too.
     if (++this.sinceTrim >= Math.max(1, Math.floor(this.cap / 10))) this.trim();
-  }
-
-  /** Inserts the events appended so far (and whatever else is held back: Sql.later). */
-  flush(): void {
-    this.db.flushHeld();
-  }
-
-  private insert(events: PendingEvent[]): void {
-    if (this.atMost !== null) this.atMost += events.length;
-    this.db.run`INSERT INTO events (type, at, step_id, attempt, data)
-      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
-      FROM json_each(${JSON.stringify(events)})`;
   }
 
   /** The storage was wiped: the log's size is not known any more. */
@@ -79,7 +61,7 @@ export class EventTable {
 
   /** Keeps at most `cap` events, dropping the oldest; the count dropped is kept on the run. */
   trim(cap = this.cap): void {
-    this.flush();
+    this.db.flushHeld();
     this.sinceTrim = 0;
     if (!Number.isFinite(cap) || (this.atMost !== null && this.atMost <= cap)) return;
     const row = this.db.one<{

@@ -2,9 +2,12 @@
  * The run checkpoint's tables, `CREATE ... IF NOT EXISTS`, a schema-version row, and the
  * migrations that bring an older run's storage up to date.
  */
-import type { Sql } from "./sql";
+import { ATTEMPTS_RAN_HELD } from "./attempt-table";
+import { EVENTS_HELD } from "./event-table";
+import { HELD_ROWS_VIEW, type Sql } from "./sql";
+import { STEPS_HELD } from "./step-table";
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
@@ -194,14 +197,15 @@ const moved = (status: string) => `(NEW.status = '${status}') - (OLD.status = '$
 const bump = "UPDATE run SET version = version + 1";
 
 /**
- * What a write to each table or view writes, its triggers' included (a table not named writes
- * only itself), for Sql's memos and held rows: the run row (its counters, its `version`) is
- * read again only after one of these, not after an event (schema.test.ts checks the triggers).
- * v5: an insert into one of the views is a step's attempt starting, or succeeding, in one
- * statement (StepTable.attemptStarted, .succeeded; a success with a NULL attempt, a forEach
- * step's, matches no attempt row): 400 statements fewer in a 200-step run's 1,000.
+ * What a write to each table, view or kind of held rows (Sql.later) writes, its triggers'
+ * included (one not named writes only itself), for Sql's memos and held rows: the run row
+ * (its counters, its `version`) is read again only after one of these, not after an event
+ * (schema.test.ts checks the triggers). v6: every row held in a turn (a step's start, its
+ * success, events) is written by one insert into `held_rows`, whose trigger for each kind
+ * writes it: a dependency hop is one statement, not three.
  */
 export const TRIGGERED_WRITES = {
+  held_rows: ["events", "steps", "attempts", "run"],
   step_starts: ["steps", "attempts", "run"],
   step_successes: ["steps", "attempts", "run"],
   steps: ["steps", "run"],
@@ -211,24 +215,8 @@ export const TRIGGERED_WRITES = {
   replans: ["replans", "run"],
 } as const;
 
-const STEP_VIEWS = `
-CREATE VIEW IF NOT EXISTS step_starts (step_idx, attempt, at) AS SELECT NULL, NULL, NULL WHERE 0;
-CREATE TRIGGER IF NOT EXISTS step_started INSTEAD OF INSERT ON step_starts BEGIN
-  UPDATE steps SET status = 'running', attempts = NEW.attempt, next_attempt_at = NULL,
-    started_at = COALESCE(started_at, NEW.at) WHERE idx = NEW.step_idx;
-  INSERT INTO attempts (step_idx, item_index, attempt, started_at)
-    VALUES (NEW.step_idx, -1, NEW.attempt, NEW.at);
-END;
-CREATE VIEW IF NOT EXISTS step_successes (step_idx, attempt, data, http_status, execution_ms, at)
-  AS SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
-CREATE TRIGGER IF NOT EXISTS step_succeeded INSTEAD OF INSERT ON step_successes BEGIN
-  UPDATE steps SET status = 'succeeded', ended_at = NEW.at, data = NEW.data, error = NULL,
-    waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.http_status,
-    execution_ms = NEW.execution_ms WHERE idx = NEW.step_idx;
-  UPDATE attempts SET ended_at = NEW.at, category = NULL, http_status = NEW.http_status,
-    message = NULL WHERE step_idx = NEW.step_idx AND item_index = -1 AND attempt = NEW.attempt;
-END;
-`;
+/** The view of held rows and the trigger of each kind, written by the tables' owners. */
+const HELD_ROWS = [HELD_ROWS_VIEW, EVENTS_HELD, ATTEMPTS_RAN_HELD, STEPS_HELD].join("\n");
 
 const TRIGGERS = `
 CREATE TRIGGER IF NOT EXISTS steps_counted AFTER INSERT ON steps BEGIN
@@ -255,7 +243,7 @@ ${["items", "compensations", "webhook_deliveries"]
     ),
   )
   .join("\n")}
-${STEP_VIEWS}
+${HELD_ROWS}
 `;
 
 /** Brings a run's storage from an older schema version to the next, by version reached. */
@@ -283,8 +271,10 @@ const MIGRATIONS: Record<number, (db: Sql) => void> = {
   },
   // v4: replanning (SPEC 9.2); a run stored before it has no repairs.
   4: (db) => db.script(REPLANS_DDL),
-  // v5: the views of a step's start and success (STEP_VIEWS), created with the triggers.
+  // v5: the views of a step's start and success, created with the triggers.
   5: () => {},
+  // v6: held rows (HELD_ROWS, created with the triggers) write a step's start and success.
+  6: (db) => db.script("DROP VIEW IF EXISTS step_starts; DROP VIEW IF EXISTS step_successes;"),
 };
 
 /** The schema version of this storage: 0 when nothing was created yet. */

@@ -42,11 +42,28 @@ function writtenTable(text: string): string | null {
   return table;
 }
 
-/** The table a held-back kind's rows go to (see `Sql.later`). */
+/** The table (or view) a held-back kind's rows go to (see `Sql.later`). */
 const tableOf = (kind: string): string => kind.split(".", 1)[0]!;
 
-/** What the rows of one held-back batch may add up to (see `Sql.later`). */
+/** What the rows held back at once may add up to (see `Sql.later`). */
 export const HELD_BATCH_BYTES = 512 * 1024;
+
+/**
+ * The view every held-back row is inserted into (see `Sql.later`): a row of each kind has its
+ * own trigger (`heldRowsTrigger`), which writes it where that kind's rows belong.
+ */
+export const HELD_ROWS_VIEW = `CREATE VIEW IF NOT EXISTS held_rows (kind, row, text)
+  AS SELECT NULL, NULL, NULL WHERE 0;`;
+
+/**
+ * The trigger that writes the held-back rows of `kind` (see `Sql.later`): `body` is its owner's
+ * statement, reading the row's fields as `NEW.row ->> 0`, `NEW.row ->> 1`, ... and its text as
+ * `NEW.text`.
+ */
+export function heldRowsTrigger(kind: string, body: string): string {
+  return `CREATE TRIGGER IF NOT EXISTS held_${kind.replace(".", "_")} INSTEAD OF INSERT ON held_rows
+  WHEN NEW.kind = '${kind}' BEGIN ${body}; END;`;
+}
 
 export class Sql {
   /** Told after every write statement (status readers wait for changes on it). */
@@ -62,12 +79,13 @@ export class Sql {
     string,
     { table: string | null; readAt: number; value: unknown }
   >();
+  private executed = 0;
 
-  /** Rows held back by `later`, by kind: the table they go to, the statement that writes them. */
-  private readonly held = new Map<
-    string,
-    { table: string; rows: unknown[]; bytes: number; write: (rows: never[]) => void }
-  >();
+  /** Rows held back by `later`, in order: [kind, fields, text]. */
+  private held: [string, readonly SqlValue[], string | null][] = [];
+  private heldBytes = 0;
+  /** The tables the held rows write, their triggers' writes included. */
+  private readonly heldWrites = new Set<string>();
 
   constructor(
     private readonly sql: SqlStorage,
@@ -78,36 +96,66 @@ export class Sql {
     private readonly triggeredWrites: Readonly<Record<string, readonly string[]>> = {},
   ) {}
 
-  /**
-   * Holds `row` back to be written with the other rows of its `kind` by `write`, in one
-   * statement: before the next statement that reads, or writes the table they go to (so every
-   * read sees them, and writes to a table keep their order), and at the latest in a
-   * microtask, before the turn ends, so they commit with the change they belong to. For rows
-   * written many to a turn (events, steps that answer at once): one statement costs the
-   * runtime about as much as a hundred rows. `kind` is the table the rows go to, optionally
-   * followed by `.` and a name (`events`, `steps.succeededAtOnce`). `bytes` (about the row's
-   * size as JSON) keeps a batch under SQLite's 2 MB per value: a batch that would grow past
-   * HELD_BATCH_BYTES is written first.
-   */
-  later<R>(kind: string, row: R, write: (rows: R[]) => void, bytes = 0): void {
-    if ((this.held.get(kind)?.bytes ?? 0) + bytes > HELD_BATCH_BYTES) this.flushHeld();
-    if (this.held.size === 0) queueMicrotask(() => this.flushHeld());
-    const batch = this.held.get(kind);
-    if (batch) {
-      batch.rows.push(row);
-      batch.bytes += bytes;
-    } else {
-      const table = tableOf(kind);
-      this.held.set(kind, { table, rows: [row], bytes, write: write as (rows: never[]) => void });
-    }
+  /** The statements run so far: what a change costs (the tests count them). */
+  get statements(): number {
+    return this.executed;
   }
 
-  /** Writes the rows held back (see `later`), oldest kind first. */
+  /**
+   * Holds a row back, to be written with every other row held in the turn, of any kind, in one
+   * statement: an insert into the view `held_rows`, whose trigger for `kind` (`heldRowsTrigger`)
+   * writes it. They are written before the next statement that reads, or that writes a table
+   * they write (so every read sees them, and writes to a table keep their order), and at the
+   * latest in a microtask, before the turn ends, so they commit with the change they belong to.
+   * For rows written many to a turn (events, a step's start and success): one statement costs
+   * the runtime about as much as a hundred rows. `kind` is the table or view the rows go to,
+   * optionally followed by `.` and a name (`events`, `steps.succeededAtOnce`). `text` (a step's
+   * output, an event's data) is the row's one large field: held rows that would add up to
+   * more than HELD_BATCH_BYTES are written first, and a text of half that is written at once,
+   * alone, so that escaped into JSON it cannot pass SQLite's 2 MB per value.
+   */
+  later(kind: string, fields: readonly SqlValue[], text: string | null = null): void {
+    const bytes = text?.length ?? 0;
+    if (bytes > HELD_BATCH_BYTES / 2) {
+      this.flushHeld();
+      this.writeHeld(
+        `INSERT INTO held_rows (kind, row, text) VALUES (?, ?, ?)`,
+        [kind],
+        [kind, JSON.stringify(fields), text],
+      );
+      return;
+    }
+    if (this.heldBytes + bytes > HELD_BATCH_BYTES) this.flushHeld();
+    if (this.held.length === 0) queueMicrotask(() => this.flushHeld());
+    this.held.push([kind, fields, text]);
+    this.heldBytes += bytes;
+    for (const table of this.tablesWrittenBy(tableOf(kind))) this.heldWrites.add(table);
+  }
+
+  /** Writes the rows held back (see `later`), in the order they were held, in one statement. */
   flushHeld(): void {
-    if (this.held.size === 0) return;
-    const batches = [...this.held.values()];
-    this.held.clear(); // a batch's own statement must not write the ones after it first
-    for (const batch of batches) batch.write(batch.rows as never[]);
+    if (this.held.length === 0) return;
+    const rows = this.held;
+    const kinds = new Set(rows.map(([kind]) => kind));
+    this.dropHeld(); // its statement must not write them again first
+    this.writeHeld(
+      `INSERT INTO held_rows (kind, row, text)
+      SELECT value ->> 0, value -> 1, value ->> 2 FROM json_each(?)`,
+      kinds,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  private writeHeld(text: string, kinds: Iterable<string>, values: SqlValue[]): void {
+    try {
+      this.executed++;
+      this.sql.exec(text, ...values);
+    } finally {
+      const at = ++this.writes;
+      for (const kind of kinds)
+        for (const table of this.tablesWrittenBy(tableOf(kind))) this.lastWrite.set(table, at);
+    }
+    this.onWrite?.();
   }
 
   /**
@@ -131,7 +179,9 @@ export class Sql {
 
   /** The storage is being wiped: nothing held back may be written after it. */
   dropHeld(): void {
-    this.held.clear();
+    this.held = [];
+    this.heldBytes = 0;
+    this.heldWrites.clear();
   }
 
   /**
@@ -145,7 +195,7 @@ export class Sql {
    */
   memo<T>(key: string, table: string | null, read: () => T): T {
     // Rows held for other tables stay held: a memo's read reads its own table only.
-    if (table === null || this.holdsRowsWriting(table)) this.flushHeld();
+    if (table === null || this.heldWrites.has(table)) this.flushHeld();
     const hit = this.memos.get(key);
     if (hit && this.unchangedSince(hit.table, hit.readAt)) return hit.value as T;
     const outer = this.memoRead;
@@ -208,32 +258,25 @@ export class Sql {
 
   /**
    * Writes the held rows before a statement that could see them or reorder them: a read
-   * (but a memo's, see `memo`), or a write to a table they go to. A write to another table
-   * leaves them held, so a turn's rows of a kind still go in one statement: no write of ours
-   * reads another table (json_each aside), and a write goes to the tables `triggeredWrites`
-   * names.
+   * (but a memo's, see `memo`), or a write to a table they write. A write to other tables
+   * leaves them held, so a turn's rows still go in one statement: no write of ours reads
+   * another table (json_each aside), and a write goes to the tables `triggeredWrites` names.
    */
   private flushBefore(text: string): void {
-    if (this.held.size === 0) return;
+    if (this.held.length === 0) return;
     const table = writtenTable(text);
-    if (table === null ? this.memoRead : !this.holdsRowsFor(this.tablesWrittenBy(table))) return;
+    if (
+      table === null
+        ? this.memoRead
+        : !this.tablesWrittenBy(table).some((t) => this.heldWrites.has(t))
+    )
+      return;
     this.flushHeld();
-  }
-
-  private holdsRowsFor(tables: readonly string[]): boolean {
-    for (const batch of this.held.values()) if (tables.includes(batch.table)) return true;
-    return false;
-  }
-
-  /** Whether writing the held rows would write `table`, themselves or through triggers. */
-  private holdsRowsWriting(table: string): boolean {
-    for (const batch of this.held.values())
-      if (this.tablesWrittenBy(batch.table).includes(table)) return true;
-    return false;
   }
 
   private exec<T>(text: string, values: readonly (SqlValue | Raw)[]): T[] {
     this.flushBefore(text);
+    this.executed++;
     const bound = values.filter((v): v is SqlValue => !(v instanceof Raw));
     return this.sql.exec(text, ...bound).toArray() as T[];
   }
@@ -248,6 +291,7 @@ export class Sql {
   /** Runs statements with no parameters (schema DDL). */
   script(text: string): void {
     this.flushHeld();
+    this.executed++;
     try {
       this.sql.exec(text);
     } finally {

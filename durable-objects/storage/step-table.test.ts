@@ -7,11 +7,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unique } from "../../test/helpers";
 import { AttemptTable } from "./attempt-table";
+import { EventTable } from "./event-table";
 import { migrate, TRIGGERED_WRITES } from "./schema";
 import { HELD_BATCH_BYTES, Sql } from "./sql";
 import { StepTable } from "./step-table";
 
-async function withSteps(test: (steps: StepTable, attempts: AttemptTable) => void): Promise<void> {
+async function withSteps(
+  test: (steps: StepTable, attempts: AttemptTable, db: Sql) => void,
+): Promise<void> {
   const stub = env.RUNS.get(env.RUNS.idFromName(unique("steps")));
   await runInDurableObject(stub, (_, state) => {
     const db = new Sql(state.storage.sql, TRIGGERED_WRITES);
@@ -21,7 +24,7 @@ async function withSteps(test: (steps: StepTable, attempts: AttemptTable) => voi
       { index: 0, id: "a", tool: "http" },
       { index: 1, id: "b", tool: "pass" },
     ]);
-    test(steps, new AttemptTable(db));
+    test(steps, new AttemptTable(db), db);
   });
 }
 
@@ -101,5 +104,25 @@ describe("StepTable: entries and rows", () => {
       const done = { status: "succeeded", attempts: 1, startedAt: 2_000, endedAt: 2_000 };
       expect(steps.get(0)).toMatchObject({ ...done, data: large, executionMs: 0 });
       expect(steps.get(1)).toMatchObject({ ...done, data: "7", executionMs: 0 });
+    }));
+
+  it("a hop (a step's success, its dependent's start, their events) is one statement", () =>
+    withSteps((steps, _, db) => {
+      const events = new EventTable(db, () => {});
+      steps.attemptStarted(0, 1, 1_000);
+      db.flushHeld();
+      const before = db.statements;
+      steps.succeeded(0, 1, "{}", 200, 5, 1_005);
+      events.append("step_succeeded", 1_005, "a", 1, { executionMs: 5 });
+      steps.attemptStarted(1, 1, 1_005);
+      events.append("step_started", 1_005, "b", 1);
+      db.flushHeld();
+      expect(db.statements - before).toBe(1);
+      expect(steps.get(0)).toMatchObject({ status: "succeeded", data: "{}", httpStatus: 200 });
+      expect(steps.get(1)).toMatchObject({ status: "running", attempts: 1, startedAt: 1_005 });
+      expect(events.after(0, 10)).toMatchObject([
+        { type: "step_succeeded", stepId: "a", attempt: 1, data: '{"executionMs":5}' },
+        { type: "step_started", stepId: "b", attempt: 1, data: null },
+      ]);
     }));
 });

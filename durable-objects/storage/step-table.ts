@@ -1,8 +1,9 @@
 /**
- * StepTable (owns `steps`, and the views `step_starts` and `step_successes`): one row per plan
- * step, its status, timers and result. Each write touches one step's row, so completing a step
- * never rewrites the plan (SPEC 5.5); a step's attempt starting or succeeding writes that
- * attempt's row too, in the same statement, through a view.
+ * StepTable (owns `steps`): one row per plan step, its status, timers and result. Each write
+ * touches one step's row, so completing a step never rewrites the plan (SPEC 5.5). A step's
+ * attempt starting or succeeding is held back (Sql.later) and written with the turn's other
+ * rows, its attempt's row with it, by the triggers below: a dependency hop (a step succeeds,
+ * its dependent starts, their events) is one statement.
  */
 import type {
   SkipReason,
@@ -14,7 +15,7 @@ import type {
 } from "../../src/engine/records";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepSnapshot } from "../../src/engine/scheduler";
-import { HELD_BATCH_BYTES, raw, type Sql } from "./sql";
+import { heldRowsTrigger, raw, type Sql } from "./sql";
 
 /** A step's entry (StepViewRecord): its row without the result, which status reads never read. */
 const ENTRY_COLUMNS = `idx AS "index", id, tool, status, reason, attempts, started_at AS startedAt,
@@ -28,14 +29,41 @@ const STEP_COLUMNS = raw(
 const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
   OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`);
 
-/** A step that succeeded at once, as `succeededAtOnce` writes it (data null: bound on its own). */
-type AtOnceRow = readonly [
-  index: number,
-  attempt: number,
-  at: number,
-  data: string | null,
-  httpStatus: number | null,
-];
+/** A step's attempt starts (`attemptStarted`): `[index, attempt, at]`. */
+const STEP_STARTS_HELD = heldRowsTrigger(
+  "step_starts",
+  `UPDATE steps SET status = 'running', attempts = NEW.row ->> 1, next_attempt_at = NULL,
+    started_at = COALESCE(started_at, NEW.row ->> 2) WHERE idx = NEW.row ->> 0;
+  INSERT INTO attempts (step_idx, item_index, attempt, started_at)
+    VALUES (NEW.row ->> 0, -1, NEW.row ->> 1, NEW.row ->> 2)`,
+);
+
+/**
+ * A step succeeds (`succeeded`): `[index, attempt, httpStatus, executionMs, at]`, its output as
+ * text. With no attempt (a forEach step, whose items have the attempts) no attempt row matches.
+ */
+const STEP_SUCCESSES_HELD = heldRowsTrigger(
+  "step_successes",
+  `UPDATE steps SET status = 'succeeded', ended_at = NEW.row ->> 4, data = NEW.text, error = NULL,
+    waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.row ->> 2,
+    execution_ms = NEW.row ->> 3 WHERE idx = NEW.row ->> 0;
+  UPDATE attempts SET ended_at = NEW.row ->> 4, category = NULL, http_status = NEW.row ->> 2,
+    message = NULL WHERE step_idx = NEW.row ->> 0 AND item_index = -1 AND attempt = NEW.row ->> 1`,
+);
+
+/** An attempt succeeded as it started (`succeededAtOnce`): `[index, attempt, at, httpStatus]`, its output as text. */
+const SUCCEEDED_AT_ONCE_HELD = heldRowsTrigger(
+  "steps.succeededAtOnce",
+  `UPDATE steps SET status = 'succeeded', attempts = NEW.row ->> 1,
+    started_at = COALESCE(started_at, NEW.row ->> 2), ended_at = NEW.row ->> 2, data = NEW.text,
+    error = NULL, waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.row ->> 3,
+    execution_ms = 0 WHERE idx = NEW.row ->> 0`,
+);
+
+/** The triggers of the rows StepTable holds back (see Sql.later), for the schema. */
+export const STEPS_HELD = [STEP_STARTS_HELD, STEP_SUCCESSES_HELD, SUCCEEDED_AT_ONCE_HELD].join(
+  "\n",
+);
 
 export type StepLoad = StepSnapshot & { attempts: number; retryBase: number };
 
@@ -117,10 +145,12 @@ export class StepTable {
     );
   }
 
-  /** Recorded before the tool is called (SPEC 5.5): the step's row and its attempt's (step_starts). */
+  /**
+   * The step's row and its attempt's, held back (Sql.later): the caller writes them before the
+   * tool is called (SPEC 5.5).
+   */
   attemptStarted(index: number, attempt: number, now: number): void {
-    this.db
-      .run`INSERT INTO step_starts (step_idx, attempt, at) VALUES (${index}, ${attempt}, ${now})`;
+    this.db.later("step_starts", [index, attempt, now]);
     this.changed(index);
   }
 
@@ -142,10 +172,7 @@ export class StepTable {
     this.changed(index);
   }
 
-  /**
-   * Through step_successes: with `attempt`, that attempt's row is closed in the same statement;
-   * without (a forEach step, whose items have the attempts), the trigger matches no attempt.
-   */
+  /** Held back (Sql.later); with `attempt`, that attempt's row is closed with it. */
   succeeded(
     index: number,
     attempt: number | null,
@@ -154,15 +181,11 @@ export class StepTable {
     executionMs: number,
     now: number,
   ): void {
-    this.db.run`INSERT INTO step_successes (step_idx, attempt, data, http_status, execution_ms, at)
-      VALUES (${index}, ${attempt}, ${data}, ${httpStatus}, ${executionMs}, ${now})`;
+    this.db.later("step_successes", [index, attempt, httpStatus, executionMs, now], data);
     this.changed(index);
   }
 
-  /**
-   * An attempt that succeeded at once: written with the turn's others in one statement (a
-   * large output on its own).
-   */
+  /** An attempt that succeeded at once: held back, so a chain of them is one statement (Sql.later). */
   succeededAtOnce(
     index: number,
     attempt: number,
@@ -170,24 +193,8 @@ export class StepTable {
     httpStatus: number | null,
     now: number,
   ): void {
+    this.db.later("steps.succeededAtOnce", [index, attempt, now, httpStatus], data);
     this.changed(index);
-    // Held back: a chain of such steps is written in one statement (Sql.later). A large output
-    // is written at once and bound on its own (`large`): escaped into a batch's JSON, it could
-    // pass SQLite's 2 MB per value.
-    const write = (rows: AtOnceRow[], large: string | null = null) =>
-      this.db.run`UPDATE steps SET status = 'succeeded', attempts = j.value ->> 1,
-        started_at = COALESCE(started_at, j.value ->> 2), ended_at = j.value ->> 2,
-        data = COALESCE(${large}, j.value ->> 3), error = NULL, waiting_for = NULL,
-        next_attempt_at = NULL, http_status = j.value ->> 4, execution_ms = 0
-        FROM json_each(${JSON.stringify(rows)}) AS j WHERE idx = j.value ->> 0`;
-    if (data.length > HELD_BATCH_BYTES / 2) write([[index, attempt, now, null, httpStatus]], data);
-    else
-      this.db.later(
-        "steps.succeededAtOnce",
-        [index, attempt, now, data, httpStatus] satisfies AtOnceRow,
-        write,
-        data.length,
-      );
   }
 
   /**
