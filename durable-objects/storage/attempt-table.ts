@@ -13,8 +13,8 @@ export const STEP_ATTEMPT = -1;
 export const ATTEMPTS_RAN_HELD = heldRowsTrigger(
   "attempts.ran",
   `INSERT INTO attempts (step_idx, item_index, attempt, started_at, ended_at, http_status)
-    VALUES (NEW.row ->> 0, NEW.row ->> 1, NEW.row ->> 2, NEW.row ->> 3, NEW.row ->> 3,
-      NEW.row ->> 4)`,
+    VALUES (NEW.f0, NEW.f1, NEW.f2, NEW.f3, NEW.f3,
+      NEW.f4)`,
 );
 
 export class AttemptTable {

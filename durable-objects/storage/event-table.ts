@@ -13,7 +13,7 @@ import { heldRowsTrigger, type Sql } from "./sql";
 export const EVENTS_HELD = heldRowsTrigger(
   "events",
   `INSERT INTO events (type, at, step_id, attempt, data)
-    VALUES (NEW.row ->> 0, NEW.row ->> 1, NEW.row ->> 2, NEW.row ->> 3, NEW.text)`,
+    VALUES (NEW.f0, NEW.f1, NEW.f2, NEW.f3, NEW.text)`,
 );
 
 export class EventTable {

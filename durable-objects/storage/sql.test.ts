@@ -27,8 +27,8 @@ async function withSql(
       END;
       CREATE TRIGGER c_counted AFTER INSERT ON c BEGIN UPDATE b SET n = n + NEW.n; END;
       ${HELD_ROWS_VIEW}
-      ${heldRowsTrigger("a", "INSERT INTO a (n) VALUES (COALESCE(NEW.row ->> 0, length(NEW.text)))")}
-      ${heldRowsTrigger("c", "INSERT INTO c (n) VALUES (NEW.row ->> 0)")}`);
+      ${heldRowsTrigger("a", "INSERT INTO a (n) VALUES (COALESCE(NEW.f0, length(NEW.text)))")}
+      ${heldRowsTrigger("c", "INSERT INTO c (n) VALUES (NEW.f0)")}`);
     await test(db, state.storage);
   });
 }

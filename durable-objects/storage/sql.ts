@@ -52,13 +52,16 @@ export const HELD_BATCH_BYTES = 512 * 1024;
  * The view every held-back row is inserted into (see `Sql.later`): a row of each kind has its
  * own trigger (`heldRowsTrigger`), which writes it where that kind's rows belong.
  */
-export const HELD_ROWS_VIEW = `CREATE VIEW IF NOT EXISTS held_rows (kind, row, text)
-  AS SELECT NULL, NULL, NULL WHERE 0;`;
+export const HELD_ROWS_VIEW = `CREATE VIEW IF NOT EXISTS held_rows (kind, f0, f1, f2, f3, f4, text)
+  AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;`;
+
+/** How many fields a held row has at most (the view's `f0` to `f4`), its text aside. */
+const HELD_FIELDS = 5;
 
 /**
  * The trigger that writes the held-back rows of `kind` (see `Sql.later`): `body` is its owner's
- * statement, reading the row's fields as `NEW.row ->> 0`, `NEW.row ->> 1`, ... and its text as
- * `NEW.text`.
+ * statement, reading the row's fields as `NEW.f0`, `NEW.f1`, ... (columns, not JSON: a field
+ * costs no parse per row) and its text as `NEW.text`.
  */
 export function heldRowsTrigger(kind: string, body: string): string {
   return `CREATE TRIGGER IF NOT EXISTS held_${kind.replace(".", "_")} INSTEAD OF INSERT ON held_rows
@@ -81,8 +84,8 @@ export class Sql {
   >();
   private executed = 0;
 
-  /** Rows held back by `later`, in order: [kind, fields, text]. */
-  private held: [string, readonly SqlValue[], string | null][] = [];
+  /** Rows held back by `later`, in order, as the view's columns: kind, f0 to f4, text. */
+  private held: SqlValue[][] = [];
   private heldBytes = 0;
   /** The tables the held rows write, their triggers' writes included. */
   private readonly heldWrites = new Set<string>();
@@ -115,19 +118,20 @@ export class Sql {
    * alone, so that escaped into JSON it cannot pass SQLite's 2 MB per value.
    */
   later(kind: string, fields: readonly SqlValue[], text: string | null = null): void {
+    if (fields.length > HELD_FIELDS)
+      throw new Error(`a held row has at most ${HELD_FIELDS} fields`);
+    const row: SqlValue[] = [kind, ...fields];
+    while (row.length <= HELD_FIELDS) row.push(null);
+    row.push(text);
     const bytes = text?.length ?? 0;
     if (bytes > HELD_BATCH_BYTES / 2) {
       this.flushHeld();
-      this.writeHeld(
-        `INSERT INTO held_rows (kind, row, text) VALUES (?, ?, ?)`,
-        [kind],
-        [kind, JSON.stringify(fields), text],
-      );
+      this.writeHeld(`INSERT INTO held_rows VALUES (?, ?, ?, ?, ?, ?, ?)`, [kind], row);
       return;
     }
     if (this.heldBytes + bytes > HELD_BATCH_BYTES) this.flushHeld();
     if (this.held.length === 0) queueMicrotask(() => this.flushHeld());
-    this.held.push([kind, fields, text]);
+    this.held.push(row);
     this.heldBytes += bytes;
     for (const table of this.tablesWrittenBy(tableOf(kind))) this.heldWrites.add(table);
   }
@@ -136,11 +140,11 @@ export class Sql {
   flushHeld(): void {
     if (this.held.length === 0) return;
     const rows = this.held;
-    const kinds = new Set(rows.map(([kind]) => kind));
+    const kinds = new Set(rows.map(([kind]) => kind as string));
     this.dropHeld(); // its statement must not write them again first
     this.writeHeld(
-      `INSERT INTO held_rows (kind, row, text)
-      SELECT value ->> 0, value -> 1, value ->> 2 FROM json_each(?)`,
+      `INSERT INTO held_rows SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3,
+      value ->> 4, value ->> 5, value ->> 6 FROM json_each(?)`,
       kinds,
       [JSON.stringify(rows)],
     );

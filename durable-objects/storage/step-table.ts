@@ -32,10 +32,10 @@ const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
 /** A step's attempt starts (`attemptStarted`): `[index, attempt, at]`. */
 const STEP_STARTS_HELD = heldRowsTrigger(
   "step_starts",
-  `UPDATE steps SET status = 'running', attempts = NEW.row ->> 1, next_attempt_at = NULL,
-    started_at = COALESCE(started_at, NEW.row ->> 2) WHERE idx = NEW.row ->> 0;
+  `UPDATE steps SET status = 'running', attempts = NEW.f1, next_attempt_at = NULL,
+    started_at = COALESCE(started_at, NEW.f2) WHERE idx = NEW.f0;
   INSERT INTO attempts (step_idx, item_index, attempt, started_at)
-    VALUES (NEW.row ->> 0, -1, NEW.row ->> 1, NEW.row ->> 2)`,
+    VALUES (NEW.f0, -1, NEW.f1, NEW.f2)`,
 );
 
 /**
@@ -44,20 +44,20 @@ const STEP_STARTS_HELD = heldRowsTrigger(
  */
 const STEP_SUCCESSES_HELD = heldRowsTrigger(
   "step_successes",
-  `UPDATE steps SET status = 'succeeded', ended_at = NEW.row ->> 4, data = NEW.text, error = NULL,
-    waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.row ->> 2,
-    execution_ms = NEW.row ->> 3 WHERE idx = NEW.row ->> 0;
-  UPDATE attempts SET ended_at = NEW.row ->> 4, category = NULL, http_status = NEW.row ->> 2,
-    message = NULL WHERE step_idx = NEW.row ->> 0 AND item_index = -1 AND attempt = NEW.row ->> 1`,
+  `UPDATE steps SET status = 'succeeded', ended_at = NEW.f4, data = NEW.text, error = NULL,
+    waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.f2,
+    execution_ms = NEW.f3 WHERE idx = NEW.f0;
+  UPDATE attempts SET ended_at = NEW.f4, category = NULL, http_status = NEW.f2,
+    message = NULL WHERE step_idx = NEW.f0 AND item_index = -1 AND attempt = NEW.f1`,
 );
 
 /** An attempt succeeded as it started (`succeededAtOnce`): `[index, attempt, at, httpStatus]`, its output as text. */
 const SUCCEEDED_AT_ONCE_HELD = heldRowsTrigger(
   "steps.succeededAtOnce",
-  `UPDATE steps SET status = 'succeeded', attempts = NEW.row ->> 1,
-    started_at = COALESCE(started_at, NEW.row ->> 2), ended_at = NEW.row ->> 2, data = NEW.text,
-    error = NULL, waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.row ->> 3,
-    execution_ms = 0 WHERE idx = NEW.row ->> 0`,
+  `UPDATE steps SET status = 'succeeded', attempts = NEW.f1,
+    started_at = COALESCE(started_at, NEW.f2), ended_at = NEW.f2, data = NEW.text,
+    error = NULL, waiting_for = NULL, next_attempt_at = NULL, http_status = NEW.f3,
+    execution_ms = 0 WHERE idx = NEW.f0`,
 );
 
 /** The triggers of the rows StepTable holds back (see Sql.later), for the schema. */
