@@ -42,7 +42,7 @@ function writtenTable(text: string): string | null {
   return table;
 }
 
-/** The table (or view) a held-back kind's rows go to (see `Sql.later`). */
+/** The name a kind of held rows goes by in `triggeredWrites` (see `Sql.later`). */
 const tableOf = (kind: string): string => kind.split(".", 1)[0]!;
 
 /** What the rows held back at once may add up to (see `Sql.later`). */
@@ -126,7 +126,8 @@ export class Sql {
     const bytes = text?.length ?? 0;
     if (bytes > HELD_BATCH_BYTES / 2) {
       this.flushHeld();
-      this.writeHeld(`INSERT INTO held_rows VALUES (?, ?, ?, ?, ?, ?, ?)`, [kind], row);
+      const written = this.tablesWrittenBy(tableOf(kind));
+      this.writeHeld(`INSERT INTO held_rows VALUES (?, ?, ?, ?, ?, ?, ?)`, written, row);
       return;
     }
     if (this.heldBytes + bytes > HELD_BATCH_BYTES) this.flushHeld();
@@ -140,24 +141,24 @@ export class Sql {
   flushHeld(): void {
     if (this.held.length === 0) return;
     const rows = this.held;
-    const kinds = new Set(rows.map(([kind]) => kind as string));
+    const written = [...this.heldWrites];
     this.dropHeld(); // its statement must not write them again first
     this.writeHeld(
       `INSERT INTO held_rows SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3,
       value ->> 4, value ->> 5, value ->> 6 FROM json_each(?)`,
-      kinds,
+      written,
       [JSON.stringify(rows)],
     );
   }
 
-  private writeHeld(text: string, kinds: Iterable<string>, values: SqlValue[]): void {
+  /** Runs a statement that writes held rows; `written`: the tables their triggers write. */
+  private writeHeld(text: string, written: readonly string[], values: SqlValue[]): void {
     try {
       this.executed++;
       this.sql.exec(text, ...values);
     } finally {
       const at = ++this.writes;
-      for (const kind of kinds)
-        for (const table of this.tablesWrittenBy(tableOf(kind))) this.lastWrite.set(table, at);
+      for (const table of written) this.lastWrite.set(table, at);
     }
     this.onWrite?.();
   }
