@@ -21,7 +21,7 @@ export interface ToolEnvironment {
 
 export class ToolSet {
   private readonly tools = new Map<string, Tool>();
-  /** The registry's tools (a built-in name always means the built-in). */
+  /** The registry's tools (never a built-in's name: `TOOLS` refuses one). */
   readonly registryNames = new Set<string>();
 
   constructor(env: ToolEnvironment) {
@@ -35,11 +35,8 @@ export class ToolSet {
     ])
       this.tools.set(tool.name, tool);
     for (const [name, entry] of Object.entries(env.registry)) {
-      // A built-in name always means the built-in.
-      if (!this.tools.has(name)) {
-        this.tools.set(name, registryTool(name, entry, { ...env, checkUrl: check }));
-        this.registryNames.add(name);
-      }
+      this.tools.set(name, registryTool(name, entry, { ...env, checkUrl: check }));
+      this.registryNames.add(name);
     }
   }
 

@@ -38,6 +38,13 @@ describe("registry tools", () => {
     expect(() => parseRegistry({ a: { method: "GET" } })).toThrow(/exactly one of url or service/);
   });
 
+  it("rejects an entry named like a built-in tool, which a plan could never call", () => {
+    expect(() => parseRegistry({ pass: { url: "https://api.test/a" } })).toThrow(
+      /"pass" is a built-in tool/,
+    );
+    expect(() => parseRegistry({ passes: { url: "https://api.test/a" } })).not.toThrow();
+  });
+
   it("rejects params sent as the body of a GET or HEAD (fetch would drop them)", () => {
     for (const method of ["GET", "head"])
       expect(() =>

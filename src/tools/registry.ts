@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { jsonVariable } from "../engine/json-variable.ts";
 import { bodiless, sendHttp, type Fetcher } from "./http-client";
-import type { Tool, ToolResult } from "./tool";
+import { BUILT_IN_TOOL_NAMES, type Tool, type ToolResult } from "./tool";
 
 const entrySchema = z
   .strictObject({
@@ -30,7 +30,17 @@ const entrySchema = z
     path: ["paramsAs"],
   });
 
-export const registrySchema = z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), entrySchema);
+export const registrySchema = z
+  .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), entrySchema)
+  // A plan naming a built-in calls the built-in: such an entry could never be used.
+  .superRefine((tools, ctx) => {
+    for (const name of Object.keys(tools).filter((n) => BUILT_IN_TOOL_NAMES.has(n)))
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        message: `"${name}" is a built-in tool: give the entry another name`,
+      });
+  });
 export type RegistryEntry = z.output<typeof entrySchema>;
 
 /** Parses `TOOLS`: a JSON object, or a string holding one. Throws with a readable message. */

@@ -3,6 +3,15 @@ import type { ToolSpec } from "../engine/validate";
 import type { ErrorCategory } from "../engine/retry";
 import type { AttemptResult, Suspension } from "../engine/verdict";
 
+/** The built-in tools (SPEC 4); a `TOOLS` entry may not take one of these names. */
+export const BUILT_IN_TOOL_NAMES: ReadonlySet<string> = new Set([
+  "http",
+  "pass",
+  "wait",
+  "approval",
+  "callback",
+]);
+
 /** Everything a tool may know about the attempt it serves. */
 export interface ToolCall {
   runId: string;
