@@ -24,8 +24,14 @@ describe("loop limits (SPEC 9.2)", () => {
     expect(error.message).toContain("verification_failed");
     expect(await plannerCalls(key)).toEqual([]);
     expect(run.replans).toEqual([]);
-    const failed = (await events(runId)).find((e) => e.type === "replan_failed");
+    const log = await events(runId);
+    const failed = log.find((e) => e.type === "replan_failed");
     expect(failed).toMatchObject({ stepId: "find", data: { category: "replan_limit_reached" } });
+    // The attempt still failed its verify: said so in the events and in its attempt log.
+    const types = log.filter((e) => e.stepId === "find").map((e) => e.type);
+    expect(types).toEqual(["step_started", "verification_failed", "replan_failed", "step_failed"]);
+    const detail = await (await api(`/v1/runs/${runId}/steps/find`)).json();
+    expect(detail.attemptLog.map((a: any) => a.category)).toEqual(["verification_failed"]);
   });
 
   it("maxTotalReplans 0 does the same for every step", async () => {

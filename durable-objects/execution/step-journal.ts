@@ -88,9 +88,11 @@ export function commitVerdict(
   }
   // A failed attempt's callback token can no longer complete the step: later answers get a 409.
   if (step.tool === "callback") c.callbacks.expire(i);
-  if (attempt !== null) c.attempts.ended(i, STEP_ATTEMPT, attempt, now, verdict.error);
-  if (verdict.error.category === "verification_failed")
-    c.events.append("verification_failed", now, step.id, attempt, verdict.error);
+  // The attempt ended with its own error, also when the step fails with another (no repair left).
+  const attemptError = (verdict.type === "failed" && verdict.cause) || verdict.error;
+  if (attempt !== null) c.attempts.ended(i, STEP_ATTEMPT, attempt, now, attemptError);
+  if (attemptError.category === "verification_failed")
+    c.events.append("verification_failed", now, step.id, attempt, attemptError);
   switch (verdict.type) {
     case "retry":
       retryScheduled(c, step, attempt, verdict.error, verdict.at, now);

@@ -69,6 +69,7 @@ describe("replanOrFail: a failure for good asks for a repair within the limits (
         type: "failed",
         data: "[]",
         error: { category: "replan_limit_reached" },
+        cause: failedVerify,
       });
       expect(v.type === "failed" && v.error.message).toContain(
         "verification_failed: verify failed",

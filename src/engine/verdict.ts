@@ -44,8 +44,11 @@ export type Verdict =
   /** `data`: the output as stored (JSON text, within the output cap). */
   | { type: "succeeded"; data: string; status: number | null }
   | { type: "retry"; at: number; error: StepError }
-  /** `data`: an output that failed the step's `verify`, kept as stored (SPEC 9.1). */
-  | { type: "failed"; error: StepError; data?: string }
+  /**
+   * `data`: an output that failed the step's `verify`, kept as stored (SPEC 9.1). `cause`: the
+   * attempt's own error when the step's is another (no repair left: `replan_limit_reached`).
+   */
+  | { type: "failed"; error: StepError; data?: string; cause?: StepError }
   /** Failed for good, and a repair is asked for (SPEC 9.2) at `at` (null: a person may answer now). */
   | { type: "replan"; error: StepError; data?: string; at: number | null }
   /** The run was cancelled (or the attempt aborted by it): the attempt ends as cancelled. */
@@ -156,7 +159,8 @@ export function replanOrFail(error: StepError, allowance: ReplanAllowance, data?
   const used = limitUsedUp(allowance);
   if (used !== null) {
     const message = `${used}; the step failed with ${error.category}: ${error.message}`;
-    return { type: "failed", error: { category: "replan_limit_reached", message }, ...kept };
+    const limit = { category: "replan_limit_reached", message };
+    return { type: "failed", error: limit, cause: error, ...kept };
   }
   const at = Math.max(allowance.now, allowance.notBefore ?? allowance.now);
   const openNow = allowance.mode === "human" && at <= allowance.now;
