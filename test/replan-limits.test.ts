@@ -30,7 +30,7 @@ describe("loop limits (SPEC 9.2)", () => {
     // The attempt still failed its verify: said so in the events and in its attempt log.
     const types = log.filter((e) => e.stepId === "find").map((e) => e.type);
     expect(types).toEqual(["step_started", "verification_failed", "replan_failed", "step_failed"]);
-    const detail = await (await api(`/v1/runs/${runId}/steps/find`)).json();
+    const detail: any = await (await api(`/v1/runs/${runId}/steps/find`)).json();
     expect(detail.attemptLog.map((a: any) => a.category)).toEqual(["verification_failed"]);
   });
 

@@ -1,13 +1,58 @@
 /** The plan a run executes, as a plan document (GET /v1/runs/:id/plan, and repairs). Pure. */
 import type { CompiledPlan } from "./plan";
 
+/** What a header value that never leaves the run reads as outside it. */
+export const REDACTED = "[redacted]";
+
+type Headers = Record<string, unknown>;
+
+function headersOf(params: unknown): Headers | null {
+  const headers = (params as { headers?: unknown } | null)?.headers;
+  return typeof headers === "object" && headers !== null && !Array.isArray(headers)
+    ? (headers as Headers)
+    : null;
+}
+
 /** Header values a plan sets by hand (a token in an `http` step's headers) never leave the run. */
 export function withoutHeaderValues(params: Record<string, unknown>): Record<string, unknown> {
-  const headers = params.headers;
-  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return params;
+  const headers = headersOf(params);
+  if (headers === null) return params;
   return {
     ...params,
-    headers: Object.fromEntries(Object.keys(headers).map((name) => [name, "[redacted]"])),
+    headers: Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED])),
+  };
+}
+
+/**
+ * The inverse for a repair (SPEC 9.2): a planner sees a step's header values as `[redacted]`,
+ * so a redefinition that sends a header back as it saw it keeps the value the step had
+ * (params and compensation alike); any other value is the repair's.
+ */
+export function withHeaderValuesOf(
+  step: { params: Record<string, unknown>; compensate?: { params: Record<string, unknown> } },
+  redefinition: unknown,
+): unknown {
+  if (typeof redefinition !== "object" || redefinition === null) return redefinition;
+  const restore = (params: unknown, original: Record<string, unknown> | undefined) => {
+    const headers = headersOf(params);
+    const before = original === undefined ? null : headersOf(original);
+    if (headers === null || before === null) return params;
+    const kept = (name: string, value: unknown) =>
+      value === REDACTED && Object.hasOwn(before, name) ? before[name] : value;
+    const entries = Object.entries(headers).map(([name, v]) => [name, kept(name, v)]);
+    return { ...(params as object), headers: Object.fromEntries(entries) };
+  };
+  const r = redefinition as { params?: unknown; compensate?: { params?: unknown } };
+  return {
+    ...r,
+    ...(r.params !== undefined && { params: restore(r.params, step.params) }),
+    ...(typeof r.compensate === "object" &&
+      r.compensate !== null && {
+        compensate: {
+          ...r.compensate,
+          params: restore(r.compensate.params, step.compensate?.params),
+        },
+      }),
   };
 }
 

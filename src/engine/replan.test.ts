@@ -256,6 +256,42 @@ describe("repairPlan: the merged plan, validated like a submission (SPEC 9.2)", 
     });
   });
 
+  it("keeps a header value the planner saw as [redacted] and sent back; other values are the repair's", () => {
+    const headers = { Authorization: "Bearer tok", "X-Trace": "t1" };
+    const withTokens = compiled({
+      steps: [
+        {
+          id: "call",
+          tool: "http",
+          params: { url: "https://api.example.com/a", headers },
+          compensate: { tool: "http", params: { url: "https://api.example.com/undo", headers } },
+        },
+      ],
+    });
+    const seen = { Authorization: "[redacted]", "X-Trace": "t2", "X-New": "[redacted]" };
+    const result = repairPlan(
+      withTokens,
+      0,
+      [
+        {
+          id: "call",
+          tool: "http",
+          params: { url: "https://api.example.com/b", headers: seen },
+          compensate: {
+            tool: "http",
+            params: { url: "https://api.example.com/undo", headers: seen },
+          },
+        },
+      ],
+      ctx,
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    const step = result.plan.steps[0]!;
+    const expected = { Authorization: "Bearer tok", "X-Trace": "t2", "X-New": "[redacted]" };
+    expect(step.params).toMatchObject({ url: "https://api.example.com/b", headers: expected });
+    expect(step.compensate?.params.headers).toEqual(expected);
+  });
+
   it("names issues by their path in the repair, or in the run's plan", () => {
     const result = repairPlan(
       plan,

@@ -6,7 +6,7 @@
  */
 import type { Issue } from "../errors";
 import type { CompiledPlan, CompiledStep } from "./plan";
-import { planDocument } from "./plan-view";
+import { planDocument, withHeaderValuesOf } from "./plan-view";
 import { giveUpSchema, repairStepsSchema, type ParsedStep, type RepairAnswer } from "./plan-schema";
 import type { StepError } from "./records";
 import { failureVerdict, type AttemptResult, type VerdictRules } from "./verdict";
@@ -121,7 +121,7 @@ export function repairPlan(
 
   const document = planDocument(plan, { redact: false });
   const merged = { ...document, steps: [...document.steps] as unknown[] };
-  merged.steps[failed] = steps[redefinition!];
+  merged.steps[failed] = withHeaderValuesOf(plan.steps[failed]!, steps[redefinition!]);
   for (const k of added) merged.steps.push(steps[k]);
   const result = compilePlan(merged, ctx);
   if (!result.ok) {

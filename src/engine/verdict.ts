@@ -159,7 +159,7 @@ export function replanOrFail(error: StepError, allowance: ReplanAllowance, data?
   const used = limitUsedUp(allowance);
   if (used !== null) {
     const message = `${used}; the step failed with ${error.category}: ${error.message}`;
-    const limit = { category: "replan_limit_reached", message };
+    const limit: StepError = { category: "replan_limit_reached", message };
     return { type: "failed", error: limit, cause: error, ...kept };
   }
   const at = Math.max(allowance.now, allowance.notBefore ?? allowance.now);

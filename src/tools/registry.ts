@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { jsonVariable } from "../engine/json-variable.ts";
+import { REDACTED } from "../engine/plan-view";
 import { bodiless, sendHttp, type Fetcher } from "./http-client";
 import { BUILT_IN_TOOL_NAMES, type Tool, type ToolResult } from "./tool";
 
@@ -143,8 +144,6 @@ function targetOf(
   const url = new URL(entry.path, `https://${entry.service.toLowerCase()}.internal`).toString();
   return { url, fetcher: service };
 }
-
-export const REDACTED = "[redacted]";
 
 /**
  * Replaces every occurrence of the values with "[redacted]": as sent, and JSON-escaped (as a
