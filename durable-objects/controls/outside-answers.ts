@@ -5,6 +5,7 @@
  */
 import { outcomeOf, type Outcome } from "../../src/engine/scheduler";
 import type { RunRecord } from "../../src/engine/records";
+import { stepCompletion } from "../../src/engine/status";
 import type { Answer, CallbackAnswer } from "../../src/engine/verdict";
 import { iterates } from "../alarm";
 import type { Iteration } from "../execution/iteration";
@@ -87,7 +88,7 @@ export class OutsideAnswers {
       outcome.type === "applied" ? { type: "replanned" } : outcomeOf(outcome.verdict);
     const iteration = this.d.iteration();
     if (iteration) iteration.repaired(row.stepIndex, settled);
-    else if (run.status === "waiting") this.d.work.checkpoint.run.setStatus("running");
+    else this.moveOn(this.d.work.checkpoint.run.read()!);
     await this.d.rearm(now);
     return { ok: true, status: this.d.work.checkpoint.run.read()!.status };
   }
@@ -139,6 +140,17 @@ export class OutsideAnswers {
     gate.giveBack(destination, ticket);
   }
 
+  /**
+   * An answer committed outside an iteration: a run that waited for it runs on, and a paused
+   * run whose last step it finished ends at the next alarm rather than at `POST /resume`
+   * (SPEC 5.1 pauses only an unfinished run).
+   */
+  private moveOn(run: RunRecord): void {
+    const { completedSteps, totalSteps } = stepCompletion(run.counts);
+    if (run.status === "waiting" || (run.status === "paused" && completedSteps === totalSteps))
+      this.d.work.checkpoint.run.setStatus("running");
+  }
+
   /** Applies an outside answer: through the live iteration, or committed now for the next alarm. */
   async applyAnswer(index: number, answer: Answer): Promise<void> {
     const iteration = this.d.iteration();
@@ -154,7 +166,7 @@ export class OutsideAnswers {
     const checks = stepChecks(this.d.work, plan, index, c.run.read()!.id, now);
     const startedAt = row.startedAt ?? now;
     commitAnswer(c, step, row.attempts, startedAt, answer, this.d.work.output, checks, now);
-    if (c.run.read()!.status === "waiting") c.run.setStatus("running");
+    this.moveOn(c.run.read()!);
     await this.d.rearm(now);
     this.d.wake();
   }

@@ -5,7 +5,7 @@
  * (the scheduler's actions, an attempt verdict), committed before the scheduler settles it.
  */
 import type { CompiledPlan } from "../../src/engine/plan";
-import type { RunRecord, RunStatus } from "../../src/engine/records";
+import type { FinalStatus, RunRecord, RunStatus } from "../../src/engine/records";
 import { endIteration, startIteration } from "../../src/engine/run-decisions";
 import {
   createScheduler,
@@ -66,6 +66,9 @@ export class Iteration {
         return null;
       case "limit_exceeded":
         this.failIterationLimit(start.max, now);
+        return null;
+      case "finish":
+        this.finish(start.status, now);
         return null;
       case "run":
         break;
@@ -159,8 +162,7 @@ export class Iteration {
       case "finish":
         // Steps a repair added meanwhile are unknown to this iteration's scheduler: they never run.
         if (this.s.replanned) c.cancelUnfinished(now);
-        c.run.finish(decision.status, now);
-        this.ctx.statusChanged(decision.status, now);
+        this.finish(decision.status, now);
         return null;
       case "pause":
         c.run.setStatus("paused");
@@ -176,6 +178,11 @@ export class Iteration {
       default:
         return decision satisfies never;
     }
+  }
+
+  private finish(status: FinalStatus, now: number): void {
+    this.ctx.checkpoint.run.finish(status, now);
+    this.ctx.statusChanged(status, now);
   }
 
   /** Only outside answers can move the run on: it is `waiting` (announced when it just became so). */

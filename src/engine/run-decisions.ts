@@ -8,6 +8,7 @@ import type { RunMode } from "./plan-schema";
 import type { FinalStatus } from "./records";
 import {
   beginIteration,
+  finalStatus,
   hasReadyWork,
   onlyWaitingForAnswers,
   type Next,
@@ -26,6 +27,8 @@ export type IterationStart =
   | { type: "idle"; waiting: boolean }
   /** Continuous mode used its iterations: the run fails (`iteration_limit_exceeded`). */
   | { type: "limit_exceeded"; max: number }
+  /** An outside answer finished the last step after the run iterated: it ends, with no iteration. */
+  | { type: "finish"; status: FinalStatus }
   | { type: "run" };
 
 export type IterationEnd =
@@ -50,6 +53,9 @@ export function startIteration(
   const hasWork = s.interrupted.length > 0 || hasReadyWork(s) || s.outbox.length > 0;
   if (!hasWork && s.finished < s.status.length)
     return { type: "idle", waiting: onlyWaitingForAnswers(s) };
+  // Nothing is left to iterate for, so no iteration limit or budget applies (a first
+  // iteration still runs, to start the run even when every step was skipped at the gate).
+  if (!hasWork && run.iterations > 0) return { type: "finish", status: finalStatus(s) };
   // A redrive grants a fresh allowance: iterationBudget then holds the new ceiling.
   if (mode.type === "continuous" && run.iterations >= (run.iterationBudget ?? mode.maxIterations))
     return { type: "limit_exceeded", max: mode.maxIterations };
