@@ -1,9 +1,8 @@
 /**
  * Conditional and long-polled status reads (SPEC 6.1). The ETag names the run's `version`,
  * which storage bumps with every change a status document shows, so comparing tags costs
- * nothing and an unchanged run is answered 304 without building the document. The fields
- * computed from the clock at read time (`elapsedMs`, `estimatedTimeRemainingMs`) are not
- * changes: the tag is weak.
+ * nothing and an unchanged run is answered 304 without building the document. `elapsedMs`,
+ * computed from the clock at read time, is not a change: the tag is weak.
  */
 export type StatusView = "full" | "summary";
 

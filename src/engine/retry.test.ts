@@ -112,9 +112,9 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter(value, now)).toBeUndefined();
   });
 
-  // Date.parse reads these as dates long past: they impose no wait (RFC 9110 says ignore them).
-  it.each(["-5", "1.5"])("malformed %j imposes no wait", (value) => {
-    expect(parseRetryAfter(value, now) ?? 0).toBe(0);
+  // Date.parse would read these as dates long past; RFC 9110 says to ignore them.
+  it.each(["-5", "1.5", "2.5"])("malformed %j is no Retry-After", (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
   });
 });
 

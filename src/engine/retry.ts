@@ -66,6 +66,9 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   if (value == null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  // Every HTTP date form names its month: "1.5" or "-5", which Date.parse would read as a
+  // year long past, is no Retry-After at all (RFC 9110 says to ignore it), so pauses nothing.
+  if (!/[a-z]/i.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
