@@ -116,6 +116,11 @@ describe("a person's repair (SPEC 9.2, mode human)", () => {
     expect((await post(`/v1/runs/run_${"0".repeat(32)}/replan`, { giveUp: true })).res.status).toBe(
       404,
     );
+    // A body that is no repair is a 400 first, as for every control (README, Deletion).
+    for (const target of [plain, `run_${"0".repeat(32)}`]) {
+      const malformed = await post(`/v1/runs/${target}/replan`, { giveUp: "yes" });
+      expect([malformed.res.status, malformed.body.error.issues[0].path]).toEqual([400, "giveUp"]);
+    }
   });
 
   it("with several repairs pending, stepId names the one answered", async () => {

@@ -8,6 +8,7 @@ import { ConflictError, InvalidPlanError, NotFoundError } from "../errors";
 import { RUN_ID_PATTERN, randomRunId } from "../ids";
 import { noteGeneration, resolveIdempotencyKey, type KeyTarget } from "./idempotency";
 import { compileRequest } from "./plans";
+import { readRepairAnswer } from "../engine/replan";
 import type {
   ApproveOutcome,
   ControlOutcome,
@@ -183,6 +184,9 @@ runRoutes.post("/:runId/replan", async (c) => {
     what: "repair",
     maxDepth: config.maxJsonDepth,
   });
+  // A body that is no repair is a 400 whatever the run's state, as for every control.
+  const read = readRepairAnswer(body);
+  if (!read.ok) throw new InvalidPlanError(read.issues, "invalid_plan");
   const outcome = await stub.replan(c.get("owner"), body);
   if (invalidRepair(outcome)) throw new InvalidPlanError(outcome.issues, outcome.code);
   return c.json(controlled(runId, outcome));
