@@ -113,6 +113,33 @@ describe("loop limits (SPEC 9.2)", () => {
   });
 });
 
+describe("cooldownMs in the events", () => {
+  it("a repair held back by the cooldown says until when in a step_waiting event", async () => {
+    // Two pass steps fail their verify in the same turn: the second repair is asked for
+    // before the first is sent, and only then held back by the cooldown.
+    const failing = (id: string) => ({
+      id,
+      tool: "pass",
+      params: { value: 0 },
+      verify: "${output}",
+    });
+    const runId = await started({
+      replan: { url: `${upstreamUrl}/planner`, cooldownMs: 30_000 },
+      steps: [failing("a"), failing("b")],
+    });
+    await fireAlarm(runId);
+    const s = await status(runId);
+    expect(s.replans).toHaveLength(1);
+    const [first] = s.replans;
+    const other = first.stepId === "a" ? "b" : "a";
+    const waits = (await events(runId)).filter(
+      (e) => e.type === "step_waiting" && e.stepId === other,
+    );
+    expect(Date.parse(waits.at(-1)!.data.until)).toBe(Date.parse(first.at) + 30_000);
+    expect(await alarmAt(runId)).toBe(Date.parse(first.at) + 30_000);
+  });
+});
+
 describe("replan at submission (SPEC 9.2)", () => {
   it.each([
     [{ url: `${upstreamUrl}/p`, maxReplansPerStep: 11 }, "replan.maxReplansPerStep"],

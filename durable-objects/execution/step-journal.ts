@@ -144,16 +144,22 @@ function repairRequested(
   c.events.append("replan_requested", now, step.id, null, { n, mode, error, diagnosis });
 }
 
-/** The step's repair `n` waits until `at` (the cooldown, or a retry of the planner call after `error`). */
+/**
+ * The step's repair `n` waits until `at` (the cooldown, or a retry of the planner call after
+ * `error`): said again in the events, since `at` moved from the time they last named.
+ */
 export function repairWaits(
   c: Checkpoint,
   step: CompiledStep,
   n: number,
   at: number,
   error: StepError | null,
+  now: number,
 ) {
   c.replans.waiting(n, error && `${error.category}: ${error.message}`);
   c.steps.repairDue(step.index, at);
+  const until = new Date(at).toISOString();
+  c.events.append("step_waiting", now, step.id, null, { waitingFor: "replan", until });
 }
 
 /** A person may answer the step's repair `n` from now on (its cooldown is over). */

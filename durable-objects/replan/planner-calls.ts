@@ -58,7 +58,7 @@ export class PlannerCalls {
     // The cooldown counts from the latest repair asked: one asked since this was scheduled moves it.
     const gate = cooldownEnd(c.replans.latestAsked(row.n), this.plan.replan?.cooldownMs ?? 0);
     if (row.askedAt === null && gate !== null && gate > now) {
-      repairWaits(c, step, row.n, gate, null);
+      repairWaits(c, step, row.n, gate, null, now);
       settle(this.s, i, { type: "wait", at: gate, for: "replan" });
     } else if (row.mode === "human") {
       repairOpened(c, step, row.n, now);
@@ -122,7 +122,7 @@ export class PlannerCalls {
         return;
       }
       case "retry":
-        repairWaits(c, step, n, verdict.at, verdict.error);
+        repairWaits(c, step, n, verdict.at, verdict.error, now);
         settle(this.s, i, { type: "wait", at: verdict.at, for: "replan" });
         return;
       case "failed": {
