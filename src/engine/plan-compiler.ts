@@ -11,6 +11,9 @@ import { findCycle, stepNamedBy, topologicalOrder } from "./graph";
 import type { CompiledPlan } from "./plan";
 import type { ParsedPlan, ParsedStep } from "./plan-schema";
 import {
+  FOR_EACH_ROOTS,
+  STEP_ROOTS,
+  TemplateReferenceError,
   TemplateSyntaxError,
   VERIFY_ROOTS,
   containsTemplate,
@@ -102,10 +105,10 @@ export class PlanCompiler {
         else edges.push({ from: i, to: target, path });
       });
     }
-    const templated: [unknown, string, ReadonlySet<string>?][] = [
-      [step.params, `${at}.params`],
-      [step.when, `${at}.when`],
-      [step.forEach, `${at}.forEach`],
+    const templated: [unknown, string, ReadonlySet<string>][] = [
+      [step.params, `${at}.params`, step.forEach === undefined ? STEP_ROOTS : FOR_EACH_ROOTS],
+      [step.when, `${at}.when`, STEP_ROOTS],
+      [step.forEach, `${at}.forEach`, STEP_ROOTS],
       [step.verify, `${at}.verify`, VERIFY_ROOTS],
     ];
     for (const [value, base, roots] of templated) {
@@ -137,7 +140,7 @@ export class PlanCompiler {
       this.issue(`${at}.tool`, `a compensation cannot use the "${compensate.tool}" tool`);
     }
     forEachString(compensate.params, `${at}.params`, (s, path) => {
-      for (const ref of this.templateRefs(s, path)) {
+      for (const ref of this.templateRefs(s, path, STEP_ROOTS)) {
         const target = this.resolveRef(ref, path);
         if (target !== undefined && !refs.includes(target)) refs.push(target);
       }
@@ -178,7 +181,7 @@ export class PlanCompiler {
     return spec;
   }
 
-  private templateRefs(s: string, path: string, roots?: ReadonlySet<string>): StepRef[] {
+  private templateRefs(s: string, path: string, roots: ReadonlySet<string>): StepRef[] {
     if (!containsTemplate(s)) return [];
     try {
       const refs: StepRef[] = [];
@@ -198,7 +201,8 @@ export class PlanCompiler {
       return refs;
     } catch (err) {
       if (!(err instanceof TemplateSyntaxError)) throw err;
-      this.issue(path, `template syntax error: ${err.message}`);
+      const kind = err instanceof TemplateReferenceError ? "reference" : "syntax";
+      this.issue(path, `template ${kind} error: ${err.message}`);
       return [];
     }
   }

@@ -11,8 +11,16 @@ import type { StepError } from "./records";
 
 export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
 const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
+/** The roots of a forEach step's params: every root. */
+export const FOR_EACH_ROOTS = ROOTS;
+/** Only a forEach step's params have an item. */
+const ITEM_ROOTS: ReadonlySet<string> = new Set(["item", "index"]);
+/** The roots outside a forEach step's params (its `when`, `forEach`, compensation, any other step). */
+export const STEP_ROOTS: ReadonlySet<string> = new Set(
+  TEMPLATE_ROOTS.filter((r) => !ITEM_ROOTS.has(r)),
+);
 /** A step's `verify` also reads `output`, the data it is checking (SPEC 9.1). */
-export const VERIFY_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, "output"]);
+export const VERIFY_ROOTS: ReadonlySet<string> = new Set([...STEP_ROOTS, "output"]);
 
 export type TemplatePart = { kind: "text"; text: string } | { kind: "expr"; expr: string };
 
@@ -20,6 +28,9 @@ export type TemplatePart = { kind: "text"; text: string } | { kind: "expr"; expr
 export type StepRef = { by: "index"; index: number } | { by: "id"; id: string };
 
 export class TemplateSyntaxError extends Error {}
+
+/** Well-formed, but not what a template may read: a step it does not name, an item outside forEach. */
+export class TemplateReferenceError extends TemplateSyntaxError {}
 
 /** Thrown while resolving: the path matched nothing (SPEC 3.2). */
 export class TemplateUnresolvedError extends Error {
@@ -86,6 +97,8 @@ function checkExpression(expr: string, roots: ReadonlySet<string>): void {
   if (expr === "") throw new TemplateSyntaxError("empty template expression");
   const root = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expr)?.[0];
   if (!root) throw new TemplateSyntaxError(`template "\${${expr}}" must start with a name`);
+  if (ITEM_ROOTS.has(root) && !roots.has(root))
+    throw new TemplateReferenceError(`"${root}" exists only in the params of a step with forEach`);
   if (!roots.has(root)) {
     throw new TemplateSyntaxError(
       `unknown template root "${root}" (expected one of ${[...roots].join(", ")})`,
@@ -121,6 +134,11 @@ function checkJsonPathShape(expr: string): void {
       if (c === "]" && expr[i - 1] === "[") {
         throw new TemplateSyntaxError(`invalid JSONPath "${expr}": empty brackets`);
       }
+    } else if (c === "^" && stack.length === 0) {
+      // jsonpath-plus's parent operator climbs out of the step a template names.
+      throw new TemplateReferenceError(
+        `"${expr}": the parent operator "^" is not supported (a template reads the step it names)`,
+      );
     } else if (/\s/.test(c) && stack.length === 0) {
       throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unexpected space`);
     }
@@ -143,14 +161,18 @@ export function stepReference(expr: string): StepRef | null {
     const m = /^\.([A-Za-z0-9_-]+)/.exec(rest) ?? /^\[\s*(['"])([A-Za-z0-9_.-]+)\1\s*\]/.exec(rest);
     const id = m?.[2] ?? m?.[1];
     if (!id)
-      throw new TemplateSyntaxError(`"${expr}" must name one step: steps.<id> or steps['<id>']`);
+      throw new TemplateReferenceError(
+        `"${expr}" must name one step: steps.<id> or steps['<id>'] (wildcards and filters may follow it)`,
+      );
     return { by: "id", id };
   }
   if (expr.startsWith("step")) {
     const m = /^step(?:\[\s*(\d+)\s*\]|\.(\d+))/.exec(expr);
     const n = m?.[1] ?? m?.[2];
     if (n === undefined)
-      throw new TemplateSyntaxError(`"${expr}" must name one step by index: step[N]`);
+      throw new TemplateReferenceError(
+        `"${expr}" must name one step by index: step[N] (wildcards and filters may follow it)`,
+      );
     return { by: "index", index: Number(n) };
   }
   return null;

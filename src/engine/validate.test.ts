@@ -380,6 +380,41 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     expect(paths({ steps: [reg({ x: template })] })).toEqual(["steps.0.params.x"]);
   });
 
+  it.each([
+    [
+      "item outside forEach",
+      { x: "${item.id}" },
+      "steps.0.params.x",
+      /"item" exists only in the params of a step with forEach/,
+    ],
+    ["index outside forEach", { x: "n=${index}" }, "steps.0.params.x", /"index" exists only/],
+    [
+      "a selector over steps",
+      { x: "${steps.*.data}" },
+      "steps.0.params.x",
+      /reference error: .* must name one step/,
+    ],
+    [
+      "the parent operator",
+      { x: "${input^.steps.zz.data}" },
+      "steps.0.params.x",
+      /reference error: .*parent operator/,
+    ],
+  ])("a template reference error: %s", (_name, params, path, message) => {
+    expect(issues({ steps: [reg(params)] }).issues).toEqual([
+      { path, message: expect.stringMatching(message) },
+    ]);
+  });
+
+  it("item and index in a forEach step's params, but not in its when or verify", () => {
+    const params = { id: "${item.id}", n: "${index}" };
+    const each = { forEach: "${input.list}" };
+    expect(compile({ input: { list: [] }, steps: [reg(params, each)] }).ok).toBe(true);
+    expect(
+      paths({ steps: [reg(params, { ...each, when: "${item}", verify: "${index}" })] }),
+    ).toEqual(["steps.0.when", "steps.0.verify"]);
+  });
+
   it("a template error nested in objects and arrays", () => {
     const step = { tool: "shipments_list", params: { query: { ids: ["ok", "${}"] } } };
     expect(paths({ steps: [step] })).toEqual(["steps.0.params.query.ids.1"]);
