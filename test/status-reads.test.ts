@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { countSteps } from "../src/engine/status";
-import { api, drive, execute, post, submit, unique } from "./helpers";
+import { advanceToAlarm, api, drive, execute, fireAlarmOnly, post, submit } from "./helpers";
+import { unique, until, upstreamUrl } from "./helpers";
 
 function chain(n: number, extra: Record<string, unknown> = {}) {
   return {
@@ -156,6 +157,25 @@ describe("ETag and If-None-Match (SPEC 6.1)", () => {
     const changed = await read(`/v1/runs/${runId}`, { "if-none-match": etag });
     expect(changed.res.status).toBe(200);
     expect(changed.res.headers.get("etag")).not.toBe(etag);
+  });
+
+  it("keeps its tag while a webhook delivery is under way: only a made attempt shows", async () => {
+    const hook = `${upstreamUrl}/script/${unique("hook")}?plan=500,200&delay=2000`;
+    const { res, body } = await submit({ ...chain(1), webhook: { url: hook } });
+    expect(res.status).toBe(202);
+    await drive(body.runId); // completed; its first delivery answered 500, the next is due in 1 s
+    const path = `/v1/runs/${body.runId}?view=summary`;
+    const before = await read(path);
+    expect(before.body.webhook.deliveries).toHaveLength(1);
+    await advanceToAlarm(body.runId);
+    await fireAlarmOnly(body.runId); // the second attempt is claimed and sent: answered in 2 s
+    const etag = before.res.headers.get("etag")!;
+    expect((await read(path, { "if-none-match": etag })).res.status).toBe(304);
+    await until(
+      async () => (await read(path)).body.webhook.state === "delivered",
+      "the second attempt is made",
+    );
+    expect((await read(path, { "if-none-match": etag })).res.status).toBe(200);
   });
 
   it("tags the summary and the full document apart", async () => {

@@ -7,7 +7,7 @@ import { EVENTS_HELD } from "./event-table";
 import { HELD_ROWS_VIEW, type Sql } from "./sql";
 import { STEPS_HELD } from "./step-table";
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Kept by triggers, so a status read costs O(1) whatever the plan's size (SPEC 6.1): `version`
@@ -235,7 +235,7 @@ END;
 CREATE TRIGGER IF NOT EXISTS run_changed AFTER UPDATE ON run WHEN NEW.version = OLD.version BEGIN
   ${bump};
 END;
-${["items", "compensations", "webhook_deliveries"]
+${["items", "compensations"]
   .flatMap((table) =>
     ["INSERT", "UPDATE", "DELETE"].map(
       (op) =>
@@ -243,6 +243,7 @@ ${["items", "compensations", "webhook_deliveries"]
     ),
   )
   .join("\n")}
+CREATE TRIGGER IF NOT EXISTS webhook_deliveries_made AFTER UPDATE OF at ON webhook_deliveries BEGIN ${bump}; END;
 ${HELD_ROWS}
 `;
 
@@ -275,6 +276,13 @@ const MIGRATIONS: Record<number, (db: Sql) => void> = {
   5: () => {},
   // v6: held rows (HELD_ROWS, created with the triggers) write a step's start and success.
   6: (db) => db.script("DROP VIEW IF EXISTS step_starts; DROP VIEW IF EXISTS step_successes;"),
+  // v7: a delivery shows in the status once made (`at`), not when scheduled or claimed.
+  7: (db) =>
+    db.script(
+      ["insert", "update", "delete"]
+        .map((op) => `DROP TRIGGER IF EXISTS webhook_deliveries_${op}_changed;`)
+        .join(" "),
+    ),
 };
 
 /** The schema version of this storage: 0 when nothing was created yet. */
