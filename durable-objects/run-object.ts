@@ -76,6 +76,7 @@ export class RunObject extends DurableObject<Env> {
     this.alarmPointer = work.alarm;
     this.feed = new IndexFeed({ checkpoint, index: (o) => runIndexOf(env, o), now, beside, rearm });
     checkpoint.changes.listen(() => this.feed.touch());
+    checkpoint.changes.listenForStatus(() => this.feed.statusWritten());
     const deletion = { checkpoint, feed: this.feed, now, rearm };
     const { retentionDays } = config;
     this.due = new DueWork({

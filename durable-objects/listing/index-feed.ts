@@ -59,6 +59,15 @@ export class IndexFeed {
     else if (this.timer === undefined) this.lookIn(0);
   }
 
+  /**
+   * The run's status was written: a new status is due at once (`running` soon), so a timer
+   * set for progress, which may be 5 s away, must not hold it back.
+   */
+  statusWritten(): void {
+    if (this.sending) this.lookAgain = true;
+    else this.lookIn(0);
+  }
+
   /** Sends the update if one is due now (beside the run), or looks again when one falls due soon. */
   flush(): void {
     if (this.sending) {

@@ -63,7 +63,7 @@ export class Checkpoint {
     const db = new Sql(storage.sql, TRIGGERED_WRITES);
     db.onWrite = () => this.changes.notify();
     this.db = db;
-    this.run = new RunTable(db);
+    this.run = new RunTable(db, () => this.changes.statusWritten());
     this.plan = new PlanTable(db);
     this.steps = new StepTable(db, stepChanged);
     this.attempts = new AttemptTable(db);

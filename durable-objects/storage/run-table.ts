@@ -6,7 +6,11 @@ import type { RunRecord, RunStatus, StepCounts, StepError } from "../../src/engi
 import type { Sql } from "./sql";
 
 export class RunTable {
-  constructor(private readonly db: Sql) {}
+  constructor(
+    private readonly db: Sql,
+    /** Told after every write of the status (the listing feed sends a new one at once). */
+    private readonly statusWritten: () => void = () => {},
+  ) {}
 
   /** The run row (shared until the next write that moves it: frozen). */
   read(): RunRecord | undefined {
@@ -71,17 +75,20 @@ export class RunTable {
 
   setStatus(status: RunStatus): void {
     this.db.run`UPDATE run SET status = ${status}`;
+    this.statusWritten();
   }
 
   /** Counts an iteration; the run is running from its first one. */
   beginIteration(iterations: number, now: number): void {
     this.db.run`UPDATE run SET status = 'running', iterations = ${iterations},
       started_at = COALESCE(started_at, ${now})`;
+    this.statusWritten();
   }
 
   finish(status: RunStatus, now: number, error?: StepError): void {
     this.db
       .run`UPDATE run SET status = ${status}, ended_at = ${now}, error = ${error ? JSON.stringify(error) : null}`;
+    this.statusWritten();
   }
 
   /** The risk gate is answered (or the run stopped there): it no longer waits for it. */
@@ -98,6 +105,7 @@ export class RunTable {
   reopen(allowance: number): void {
     this.db
       .run`UPDATE run SET status = 'pending', ended_at = NULL, error = NULL, iteration_budget = iterations + ${allowance}`;
+    this.statusWritten();
   }
 
   /** The run's deletion began (SPEC 8.3): from now on it reads as gone. */
