@@ -264,6 +264,7 @@ describe("parseTemplate", () => {
 
   it("reports an invalid JSONPath as such", () => {
     expect(() => parseTemplate("${input.a[]}")).toThrow(/invalid JSONPath/);
+    expect(() => parseTemplate("${input.a]}")).toThrow(/unbalanced "\]"/);
   });
 
   it("names the unknown root", () => {

@@ -86,7 +86,8 @@ function findClosingBrace(s: string, from: number): number {
     else if (c === "[" || c === "(" || c === "{") depth++;
     else if (c === "]" || c === ")") depth--;
     else if (c === "}") {
-      if (depth === 0) return i;
+      // Below 0 a bracket closed that never opened: the expression ends here, and its check says so.
+      if (depth <= 0) return i;
       depth--;
     }
   }
