@@ -11,6 +11,11 @@ export const HARD_MAX_STEPS = 10_000;
 const MAX_DELAY_MS = 3_600_000;
 
 const stepId = z.string().regex(STEP_ID_PATTERN, "must match ^[A-Za-z0-9_.-]{1,64}$");
+/** A step's own id: also a URL path segment (`/steps/:stepId`), which "." and ".." cannot be. */
+const ownStepId = stepId.refine((id) => id !== "." && id !== "..", {
+  message:
+    'must not be "." or "..": a URL cannot name such a step (GET /v1/runs/:runId/steps/:stepId)',
+});
 
 const timeoutMs = z.int().min(100).max(900_000);
 
@@ -54,7 +59,7 @@ const dependency = z.union([stepId, z.int().min(0)]);
 const params = dataRecord(z.unknown());
 
 export const stepSchema = z.object({
-  id: stepId.optional(),
+  id: ownStepId.optional(),
   tool: z.string().min(1, "must name a tool"),
   params: params.default({}),
   dependsOn: z.array(dependency).optional(),

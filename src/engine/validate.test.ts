@@ -415,6 +415,14 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ).toEqual(["steps.0.when", "steps.0.verify"]);
   });
 
+  it('a step id "." or "..", which a URL cannot name', () => {
+    for (const id of [".", ".."])
+      expect(issues({ steps: [pass({ id })] }).issues).toEqual([
+        { path: "steps.0.id", message: expect.stringContaining('must not be "." or ".."') },
+      ]);
+    expect(compile({ steps: [pass({ id: "..." }), pass({ id: ".a" })] }).ok).toBe(true);
+  });
+
   it("a template error nested in objects and arrays", () => {
     const step = { tool: "shipments_list", params: { query: { ids: ["ok", "${}"] } } };
     expect(paths({ steps: [step] })).toEqual(["steps.0.params.query.ids.1"]);
