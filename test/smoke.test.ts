@@ -17,4 +17,26 @@ describe("smoke", () => {
     expect(res.status).toBe(400);
     expect(body.error.code).toBe("invalid_plan");
   });
+
+  it("answers a route's path with another method 405 and Allow, an unknown path 404", async () => {
+    const run = `run_${"0".repeat(32)}`;
+    for (const [method, path, allow] of [
+      ["PUT", "/v1/runs", "GET, POST, HEAD"],
+      ["GET", "/v1/plans/validate", "POST"],
+      ["GET", `/v1/runs/${run}/cancel`, "POST"],
+      ["PATCH", `/v1/runs/${run}`, "GET, DELETE, HEAD"],
+    ] as const) {
+      const res = await api(path, { method });
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect([method, path, res.status, res.headers.get("allow"), body.error.code]).toEqual([
+        method,
+        path,
+        405,
+        allow,
+        "method_not_allowed",
+      ]);
+    }
+    const unknown = await api("/v1/nothing", { method: "PUT" });
+    expect(unknown.status).toBe(404);
+  });
 });

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { settings, type Env } from "../env";
 import { EdgestepError, InvalidPlanError } from "../errors";
+import { allowedMethods } from "./allowed-methods";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
 import { runStats } from "./listing";
@@ -29,9 +30,17 @@ export function createApp() {
   app.route("/v1/destinations", destinationRoutes);
 
   // Every request reaches the Worker first (wrangler.toml): what is not the API's is the console's.
+  let methodsOf: ((path: string) => string[]) | undefined;
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
     if (c.env.ASSETS && !isApiPath(path)) return c.env.ASSETS.fetch(c.req.raw);
+    methodsOf ??= allowedMethods(app.routes);
+    const allowed = methodsOf(path);
+    if (allowed.length > 0) {
+      c.header("Allow", allowed.join(", "));
+      const message = `${c.req.method} is not allowed on ${path}: ${allowed.join(", ")}`;
+      return c.json({ error: { code: "method_not_allowed", message } }, 405);
+    }
     return c.json(
       { error: { code: "not_found", message: `no route for ${c.req.method} ${path}` } },
       404,

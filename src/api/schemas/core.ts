@@ -79,7 +79,7 @@ export const errorSchema = z.strictObject({
     code: z
       .string()
       .describe(
-        "invalid_plan, egress_denied, invalid_request, payload_too_large, unauthorized, not_found, conflict, rate_limited, auth_not_configured, misconfigured, internal",
+        "invalid_plan, egress_denied, invalid_request, payload_too_large, unauthorized, not_found, method_not_allowed, conflict, rate_limited, auth_not_configured, misconfigured, internal",
       ),
     message: z.string(),
     issues: z.array(issueSchema).optional(),
