@@ -177,34 +177,6 @@ describe("an outside answer that finishes the last step", () => {
   });
 });
 
-describe("an outside answer that finishes the last step", () => {
-  const approval = (mode: unknown) => ({
-    config: { mode },
-    steps: [{ id: "ok", tool: "approval" }],
-  });
-  const approve = (runId: string) =>
-    post(`/v1/runs/${runId}/approve`, { approved: true, stepId: "ok" });
-
-  it("completes a continuous run that used its iterations (nothing is left to iterate for)", async () => {
-    const runId = await started(approval({ type: "continuous", maxIterations: 1 }));
-    expect(await fireAlarm(runId)).toBe(true);
-    expect((await status(runId)).status).toBe("waiting");
-    expect((await approve(runId)).res.status).toBe(200);
-    const s = await drive(runId);
-    expect([s.status, s.iterations, s.error]).toEqual(["completed", 1, undefined]);
-    expect(await eventTypes(runId)).toContain("run_finished");
-  });
-
-  it("ends a paused bounded run without POST /resume", async () => {
-    const runId = await started(approval({ type: "bounded", iterations: 1 }));
-    expect(await fireAlarm(runId)).toBe(true);
-    expect((await status(runId)).status).toBe("paused");
-    expect((await approve(runId)).res.status).toBe(200);
-    const s = await drive(runId);
-    expect([s.status, s.iterations, s.progress.percentage]).toEqual(["completed", 1, 100]);
-  });
-});
-
 describe("continuous mode iteration limit", () => {
   it("fails the run with iteration_limit_exceeded when it needs more than maxIterations", async () => {
     const key = unique("itlimit");

@@ -88,27 +88,6 @@ describe("startIteration", () => {
     );
   });
 
-  it("finishes a run an outside answer completed, past its iterations or budget, without an iteration", () => {
-    const done = [{ status: "succeeded" as const, nextAttemptAt: null, waitingFor: null }];
-    for (const mode of [
-      { type: "continuous", maxIterations: 1 },
-      { type: "bounded", iterations: 1 },
-    ]) {
-      const p = chain(1, mode);
-      const s = createScheduler(p, done);
-      expect(startIteration(s, p.config.mode, { iterations: 1, iterationBudget: 1 }, 0)).toEqual({
-        type: "finish",
-        status: "completed",
-      });
-    }
-    // A run that never iterated (every step skipped at the risk gate) still starts, then ends.
-    const p = chain(1);
-    const s = createScheduler(p, [{ status: "skipped", nextAttemptAt: null, waitingFor: null }]);
-    expect(startIteration(s, p.config.mode, { iterations: 0, iterationBudget: null }, 0).type).toBe(
-      "run",
-    );
-  });
-
   it("is idle, and waiting, when only an approval is left", () => {
     const p = chain(2);
     const rows = [
