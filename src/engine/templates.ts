@@ -8,29 +8,27 @@
  */
 import { JSONPath } from "jsonpath-plus";
 import type { StepError } from "./records";
+import {
+  ROOTS,
+  TemplateReferenceError,
+  TemplateSyntaxError,
+  checkExpression,
+  findClosingBrace,
+} from "./template-syntax";
 
-export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
-const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
-/** The roots of a forEach step's params: every root. */
-export const FOR_EACH_ROOTS = ROOTS;
-/** Only a forEach step's params have an item. */
-const ITEM_ROOTS: ReadonlySet<string> = new Set(["item", "index"]);
-/** The roots outside a forEach step's params (its `when`, `forEach`, compensation, any other step). */
-export const STEP_ROOTS: ReadonlySet<string> = new Set(
-  TEMPLATE_ROOTS.filter((r) => !ITEM_ROOTS.has(r)),
-);
-/** A step's `verify` also reads `output`, the data it is checking (SPEC 9.1). */
-export const VERIFY_ROOTS: ReadonlySet<string> = new Set([...STEP_ROOTS, "output"]);
+export {
+  FOR_EACH_ROOTS,
+  STEP_ROOTS,
+  TEMPLATE_ROOTS,
+  TemplateReferenceError,
+  TemplateSyntaxError,
+  VERIFY_ROOTS,
+} from "./template-syntax";
 
 export type TemplatePart = { kind: "text"; text: string } | { kind: "expr"; expr: string };
 
 /** A reference from a template to another step, by plan index or by id. */
 export type StepRef = { by: "index"; index: number } | { by: "id"; id: string };
-
-export class TemplateSyntaxError extends Error {}
-
-/** Well-formed, but not what a template may read: a step it does not name, an item outside forEach. */
-export class TemplateReferenceError extends TemplateSyntaxError {}
 
 /** Thrown while resolving: the path matched nothing (SPEC 3.2). */
 export class TemplateUnresolvedError extends Error {
@@ -71,87 +69,6 @@ function splitTemplate(value: string, check: ((expr: string) => void) | null): T
   }
   if (text || parts.length === 0) parts.push({ kind: "text", text });
   return parts;
-}
-
-/** Index of the `}` closing an expression that starts at `from`, skipping quoted text and nested brackets. */
-function findClosingBrace(s: string, from: number): number {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = from; i < s.length; i++) {
-    const c = s[i];
-    if (quote) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "(" || c === "{") depth++;
-    else if (c === "]" || c === ")") depth--;
-    else if (c === "}") {
-      // Below 0 a bracket closed that never opened: the expression ends here, and its check says so.
-      if (depth <= 0) return i;
-      depth--;
-    }
-  }
-  return -1;
-}
-
-function checkExpression(expr: string, roots: ReadonlySet<string>): void {
-  if (expr === "") throw new TemplateSyntaxError("empty template expression");
-  const root = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expr)?.[0];
-  if (!root) throw new TemplateSyntaxError(`template "\${${expr}}" must start with a name`);
-  if (ITEM_ROOTS.has(root) && !roots.has(root))
-    throw new TemplateReferenceError(`"${root}" exists only in the params of a step with forEach`);
-  if (!roots.has(root)) {
-    throw new TemplateSyntaxError(
-      `unknown template root "${root}" (expected one of ${[...roots].join(", ")})`,
-    );
-  }
-  checkJsonPathShape(expr);
-  try {
-    JSONPath.toPathArray(`$.${expr}`);
-    JSONPath({ path: `$.${expr}`, json: {}, wrap: true, eval: "safe" });
-  } catch (err) {
-    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ${(err as Error).message}`);
-  }
-}
-
-/** jsonpath-plus is lenient; reject what it would silently misread. */
-function checkJsonPathShape(expr: string): void {
-  const stack: string[] = [];
-  let quote: string | null = null;
-  for (let i = 0; i < expr.length; i++) {
-    const c = expr[i]!;
-    if (quote) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = null;
-      continue;
-    }
-    if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "(") stack.push(c);
-    else if (c === "]" || c === ")") {
-      const open = stack.pop();
-      if ((c === "]" && open !== "[") || (c === ")" && open !== "(")) {
-        throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unbalanced "${c}"`);
-      }
-      if (c === "]" && expr[i - 1] === "[") {
-        throw new TemplateSyntaxError(`invalid JSONPath "${expr}": empty brackets`);
-      }
-    } else if (c === "^" && stack.length === 0) {
-      // jsonpath-plus's parent operator climbs out of the step a template names.
-      throw new TemplateReferenceError(
-        `"${expr}": the parent operator "^" is not supported (a template reads the step it names)`,
-      );
-    } else if (/\s/.test(c) && stack.length === 0) {
-      throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unexpected space`);
-    }
-  }
-  if (quote) throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed quote`);
-  if (stack.length > 0)
-    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": unclosed "${stack.pop()}"`);
-  if (expr.endsWith(".") && !expr.endsWith("..")) {
-    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with "."`);
-  }
-  if (expr.endsWith(".."))
-    throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ends with ".."`);
 }
 
 /** The step an expression reads from, if it starts with `step[N]` or `steps.<id>`. */
