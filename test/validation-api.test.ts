@@ -494,17 +494,18 @@ describe("JSON 404s (SPEC 6)", () => {
     expect(((await res.json()) as any).error.code).toBe("not_found");
   });
 
-  it("an unknown route", async () => {
-    for (const [method, path] of [
-      ["GET", "/v1/nope"],
-      ["POST", "/healthz"],
-      ["DELETE", "/v1/runs"],
+  it("an unknown route: a 404, or a 405 for a known path with another method", async () => {
+    for (const [method, path, status, code] of [
+      ["GET", "/v1/nope", 404, "not_found"],
+      ["POST", "/v1/runs/run_x/nope", 404, "not_found"],
+      ["POST", "/healthz", 405, "method_not_allowed"],
+      ["DELETE", "/v1/runs", 405, "method_not_allowed"],
     ] as const) {
       const res = await api(path, { method });
-      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.status, `${method} ${path}`).toBe(status);
       expect(res.headers.get("content-type")).toMatch(/application\/json/);
       const body = (await res.json()) as any;
-      expect(body.error.code).toBe("not_found");
+      expect(body.error.code).toBe(code);
       expect(typeof body.error.message).toBe("string");
     }
   });

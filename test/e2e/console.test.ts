@@ -46,10 +46,13 @@ describe("console: serving and the API key", () => {
     });
     expect(api.headers.get("content-type")).toContain("application/json");
     // Every request reaches the Worker first: what the API does not answer on its own paths
-    // is a JSON 404, and the console's files come from the assets with their headers.
-    const unknown = await fetch(url("/openapi.json"), { method: "POST" });
+    // is a JSON 404 (405 for another method), and the console's files come from the assets.
+    const unknown = await fetch(url("/v1/nope"), { headers: { authorization: `Bearer ${KEY}` } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { code: "not_found" } });
+    const wrong = await fetch(url("/openapi.json"), { method: "POST" });
+    expect(wrong.status).toBe(405);
+    expect(await wrong.json()).toMatchObject({ error: { code: "method_not_allowed" } });
     const script = await fetch(url("/assets/main.js"));
     expect(script.headers.get("content-type")).toContain("javascript");
     expect(script.headers.get("x-content-type-options")).toBe("nosniff");
