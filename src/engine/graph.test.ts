@@ -3,6 +3,7 @@ import {
   criticalPath,
   dependentsOf,
   findCycle,
+  findCycles,
   heightsOf,
   levelsOf,
   topologicalOrder,
@@ -177,6 +178,20 @@ describe("10,000-step graphs", () => {
     const cycle = findCycle(deps);
     expect(cycle).toHaveLength(n + 1);
     expectValidCycle(deps, cycle);
+  });
+
+  it("names one cycle per group: a 10,000-step ring, and 5,000 two-step cycles up to the cap", () => {
+    const ring = backwardChain(n);
+    ring[n - 1] = [0];
+    const [cycle, ...more] = findCycles(ring);
+    expect(more).toEqual([]);
+    expectValidCycle(ring, cycle!);
+    const pairs: Deps = Array.from({ length: n }, (_, i) => [i ^ 1]);
+    const found = findCycles(pairs);
+    expect(found).toHaveLength(20);
+    found.forEach((c, k) =>
+      expect([...c].sort((a, b) => a - b)).toEqual([2 * k, 2 * k, 2 * k + 1]),
+    );
   });
 
   it("computes levels and the critical path of a chain", () => {

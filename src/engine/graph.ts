@@ -73,6 +73,68 @@ export function findCycle(deps: readonly (readonly number[])[]): number[] | null
   return null;
 }
 
+/**
+ * One cycle for each group of steps that wait on each other (a strongly connected group of
+ * two or more), so independent cycles are each named; groups in plan order, at most `max`.
+ */
+export function findCycles(deps: readonly (readonly number[])[], max = 20): number[][] {
+  return cyclicGroups(deps)
+    .sort((a, b) => Math.min(...a) - Math.min(...b))
+    .slice(0, max)
+    .map((group) => {
+      const inGroup = new Set(group);
+      const within = deps.map((ds, i) => (inGroup.has(i) ? ds.filter((d) => inGroup.has(d)) : []));
+      return findCycle(within)!;
+    });
+}
+
+/** Tarjan's strongly connected components of two or more steps, iteratively (long chains). */
+function cyclicGroups(deps: readonly (readonly number[])[]): number[][] {
+  const n = deps.length;
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const stack: number[] = [];
+  const groups: number[][] = [];
+  let counter = 0;
+  const visit = (v: number, work: [number, number][]) => {
+    index[v] = low[v] = counter++;
+    stack.push(v);
+    onStack[v] = 1;
+    work.push([v, 0]);
+  };
+  for (let root = 0; root < n; root++) {
+    if (index[root] !== -1) continue;
+    const work: [number, number][] = [];
+    visit(root, work);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const v = top[0];
+      const w = deps[v]![top[1]++];
+      if (w !== undefined) {
+        if (index[w] === -1) visit(w, work);
+        else if (onStack[w]) low[v] = Math.min(low[v]!, index[w]!);
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const u = work[work.length - 1]![0];
+        low[u] = Math.min(low[u]!, low[v]!);
+      }
+      if (low[v] !== index[v]) continue;
+      const group: number[] = [];
+      let x: number;
+      do {
+        x = stack.pop()!;
+        onStack[x] = 0;
+        group.push(x);
+      } while (x !== v);
+      if (group.length > 1) groups.push(group);
+    }
+  }
+  return groups;
+}
+
 /** Level of each step: 0 without dependencies, else 1 + the highest level among them. */
 export function levelsOf(
   deps: readonly (readonly number[])[],

@@ -7,7 +7,7 @@
  */
 import type { Issue } from "../errors";
 import { buildCompiledPlan } from "./build-plan";
-import { findCycle, stepNamedBy, topologicalOrder } from "./graph";
+import { findCycles, stepNamedBy, topologicalOrder } from "./graph";
 import type { CompiledPlan } from "./plan";
 import type { ParsedPlan, ParsedStep } from "./plan-schema";
 import {
@@ -72,16 +72,17 @@ export class PlanCompiler {
     const deps: number[][] = this.plan.steps.map(() => []);
     for (const e of edges) if (!deps[e.from]!.includes(e.to)) deps[e.from]!.push(e.to);
     if (topologicalOrder(deps) === null) {
-      const cycle = findCycle(deps)!;
-      const [a, b] = [cycle[cycle.length - 2]!, cycle[cycle.length - 1]!];
-      // cycle[k] depends on cycle[k + 1]; report the edge that closes it, and name the
-      // steps in execution order.
-      const closing = edges.find((e) => e.from === a && e.to === b);
-      const names = [...cycle]
-        .reverse()
-        .map((i) => `"${this.ids[i]}"`)
-        .join(" -> ");
-      this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
+      for (const cycle of findCycles(deps)) {
+        const [a, b] = [cycle[cycle.length - 2]!, cycle[cycle.length - 1]!];
+        // cycle[k] depends on cycle[k + 1]; report the edge that closes it, and name the
+        // steps in execution order.
+        const closing = edges.find((e) => e.from === a && e.to === b);
+        const names = [...cycle]
+          .reverse()
+          .map((i) => `"${this.ids[i]}"`)
+          .join(" -> ");
+        this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
+      }
       return this.fail();
     }
     return {

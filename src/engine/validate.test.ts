@@ -347,6 +347,22 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     expect(message).not.toContain('"d"');
   });
 
+  it("every independent cycle, each named once, in plan order", () => {
+    const r = issues({
+      steps: [
+        pass({ id: "a", dependsOn: ["b"] }),
+        pass({ id: "b", dependsOn: ["a"] }),
+        pass({ id: "x", dependsOn: ["a"] }), // downstream of a cycle, in none
+        pass({ id: "c", dependsOn: ["d"] }),
+        pass({ id: "d", dependsOn: ["c"] }),
+      ],
+    });
+    expect(r.issues.map((i) => i.message.replace(/^dependency cycle: /, ""))).toEqual([
+      expect.stringMatching(/^"(a|b)" -> "(a|b)" -> "(a|b)"$/),
+      expect.stringMatching(/^"(c|d)" -> "(c|d)" -> "(c|d)"$/),
+    ]);
+  });
+
   it("a cycle created by a template", () => {
     const r = issues({
       steps: [
