@@ -349,6 +349,38 @@ describe("console: the playground", () => {
   });
 });
 
+describe("console: the playground's preview as the plan grows", () => {
+  it("draws every step of a plan that gained steps, with no page error", async () => {
+    const p = await page("/playground");
+    try {
+      await p.page.waitForSelector("textarea[name=plan]");
+      const chainOf = (n: number) => ({
+        steps: Array.from({ length: n }, (_, i) => ({
+          id: `s${i}`,
+          tool: "pass",
+          ...(i > 0 && { dependsOn: [`s${i - 1}`] }),
+        })),
+      });
+      for (const n of [2, 6]) {
+        await p.page.$eval(
+          "textarea[name=plan]",
+          (t, text) => {
+            const area = t as HTMLTextAreaElement;
+            area.value = text as string;
+            area.dispatchEvent(new Event("input", { bubbles: true }));
+          },
+          JSON.stringify(chainOf(n)),
+        );
+        await p.page.waitForSelector(`.pg-preview .node[data-step-id="s${n - 1}"]`);
+        expect(await p.page.$$eval(".pg-preview .dag .node", (ns) => ns.length)).toBe(n);
+      }
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
 describe("console: the runs list without the listing routes", () => {
   it("says listing is not available and opens a run by id", async () => {
     const runId = await submit({ steps: [{ id: "x", tool: "pass" }] });

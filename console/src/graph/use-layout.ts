@@ -32,20 +32,25 @@ function layoutWorker(): Worker {
 }
 
 export function useLayout(model: GraphModel | null): Layout | null {
-  const [layout, setLayout] = useState<Layout | null>(null);
+  // The layout remembers the model it is of: in the render where the model changes (a step
+  // typed in the playground, a repair that adds steps), the old layout would have no node
+  // for the new steps. A layout of another model is never returned.
+  const [laid, setLaid] = useState<{ of: GraphModel; layout: Layout } | null>(null);
   useEffect(() => {
-    setLayout(null);
     if (!model || model.ids.length === 0) return;
     if (model.ids.length <= IN_PAGE_MAX) {
       // After the frame that shows the header: the page paints first.
-      const t = setTimeout(() => setLayout(layoutGraph(model.ids, model.deps)), 0);
+      const t = setTimeout(
+        () => setLaid({ of: model, layout: layoutGraph(model.ids, model.deps) }),
+        0,
+      );
       return () => clearTimeout(t);
     }
     const id = nextId++;
-    waiting.set(id, setLayout);
+    waiting.set(id, (layout) => setLaid({ of: model, layout }));
     const request: LayoutRequest = { id, ids: model.ids, deps: model.deps };
     layoutWorker().postMessage(request);
     return () => waiting.delete(id);
   }, [model]);
-  return layout;
+  return laid !== null && laid.of === model ? laid.layout : null;
 }
