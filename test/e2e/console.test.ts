@@ -184,6 +184,22 @@ describe("console: the run page", () => {
     }
   });
 
+  it("denies an approval step only on a second click", async () => {
+    const runId = await submit({ steps: [{ id: "gate", tool: "approval" }] });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await clickWhenShown(p.page, 'button[data-action="deny-step"]');
+      await p.page.waitForSelector('button[data-action="deny-step-confirm"]');
+      expect((await get(`/v1/runs/${runId}/steps/gate`)).status).toBe("waiting");
+      await clickWhenShown(p.page, 'button[data-action="deny-step-confirm"]');
+      await waitFor(p.page, "the run failed", runStatusIs("failed"));
+      expect((await get(`/v1/runs/${runId}/steps/gate`)).error.category).toBe("approval_denied");
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("shows a failed run's rollback: failed and skipped nodes, the compensation path", async () => {
     const runId = await submit(deploy(true));
     expect((await post(`/v1/runs/${runId}/approve`, { approved: true })).status).toBe(200);

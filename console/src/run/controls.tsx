@@ -117,15 +117,13 @@ function RiskGate({ s, stepIds, onDone }: Props & { stepIds: string[] }) {
       >
         {skip.size > 0 ? `Approve, skipping ${skip.size}` : "Approve"}
       </button>
-      <button
-        type="button"
-        class="danger"
-        data-action="deny-gate"
+      <ConfirmButton
+        name="deny-gate"
+        label="Deny (cancels the run)"
+        confirm="Deny and cancel"
         disabled={busy}
-        onClick={() => run(() => api.approve(s.runId, { approved: false }))}
-      >
-        Deny (cancels the run)
-      </button>
+        onConfirm={() => run(() => api.approve(s.runId, { approved: false }))}
+      />
       {message && <p class="message">{message}</p>}
     </div>
   );
@@ -154,15 +152,13 @@ function StepApproval({ s, stepId, onDone }: Props & { stepId: string }) {
       >
         Approve
       </button>
-      <button
-        type="button"
-        class="danger"
-        data-action="deny-step"
+      <ConfirmButton
+        name="deny-step"
+        label="Deny"
+        confirm="Deny (fails the step)"
         disabled={busy}
-        onClick={() => answer(false)}
-      >
-        Deny
-      </button>
+        onConfirm={() => answer(false)}
+      />
       {message && <p class="message">{message}</p>}
     </div>
   );
