@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { criticalPathOf, graphOf } from "../console/src/graph/model";
+import { listUpTo } from "../console/src/pages/list-up-to";
 import { previewSteps } from "../console/src/pages/plan-graph";
 import { buildTimeline } from "../console/src/run/timeline-model";
 import type { RunEvent, StepStatus } from "../console/src/types";
@@ -164,5 +165,27 @@ describe("criticalPathOf", () => {
       step(4, 500, 510),
     ];
     expect(ids(criticalPathOf(model, steps, t0 + 600))).toEqual(["start", "slow", "end"]);
+  });
+});
+
+describe("the runs list's refresh (listUpTo)", () => {
+  it("reads as many runs as the page shows, page after page of at most 200", async () => {
+    const all = Array.from({ length: 450 }, (_, i) => ({ runId: `r${i}` }) as never);
+    const asked: { cursor?: string | null; limit?: number }[] = [];
+    const list = async (q: { cursor?: string | null; limit?: number }) => {
+      asked.push({ cursor: q.cursor, limit: q.limit });
+      const from = Number(q.cursor ?? 0);
+      const to = from + q.limit!;
+      return { runs: all.slice(from, to), next: to < all.length ? String(to) : null };
+    };
+    const shown = await listUpTo(list, { status: "" }, 241);
+    expect(shown.runs).toHaveLength(241);
+    expect(shown.next).toBe("241");
+    expect(asked).toEqual([
+      { cursor: undefined, limit: 200 },
+      { cursor: "200", limit: 41 },
+    ]);
+    expect((await listUpTo(list, {}, 50)).runs).toHaveLength(50);
+    expect((await listUpTo(list, {}, 1000)).next).toBeNull();
   });
 });

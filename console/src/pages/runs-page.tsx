@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { ago, duration } from "../format";
+import { listUpTo } from "./list-up-to";
 import { StatusBadge } from "../run/header";
 import { navigate, runPath } from "../router";
 import { RUN_STATUSES, type RunListEntry, type RunStats } from "../types";
@@ -124,12 +125,7 @@ export function RunsPage() {
     const load = async () => {
       try {
         const [page, counts] = await Promise.all([
-          api.list({
-            status: applied.status,
-            name: applied.name,
-            tags,
-            limit: Math.min(200, shown.current),
-          }),
+          listUpTo(api.list, { status: applied.status, name: applied.name, tags }, shown.current),
           api
             .stats()
             .catch((err: unknown) =>
