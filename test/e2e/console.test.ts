@@ -278,9 +278,12 @@ describe("console: the run page", () => {
 
       await p.page.goto(url(`/runs/${flakyRun}`), { waitUntil: "domcontentloaded" });
       await waitFor(p.page, "the run partial", runStatusIs("partial"));
+      await p.page.waitForSelector(".conn-ended"); // its event stream is over
       await clickWhenShown(p.page, 'button[data-action="retry"]');
       await waitFor(p.page, "the redriven run completed", runStatusIs("completed"));
       await waitFor(p.page, "flaky green", nodeIs("flaky", "succeeded"));
+      // The waterfall follows the redrive's events too, however fast it ended.
+      await p.page.waitForSelector('.tl-row[data-step-id="flaky"] .seg.o-succeeded');
       expectNoProblems(p);
     } finally {
       await p.close();

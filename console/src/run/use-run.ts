@@ -14,7 +14,7 @@ export interface RunData {
   events: RunEvent[];
   connection: Connection;
   error: ApiError | Error | null;
-  /** Reads the status now (after a control); follows the events again if the run is active again. */
+  /** Reads the status now (after a control); follows the events again if their stream had ended. */
   refresh(): Promise<void>;
 }
 
@@ -90,7 +90,9 @@ export function useRun(runId: string): RunData {
 
   const refresh = useCallback(async () => {
     const s = await readStatus();
-    if (s && ended.current && !settled(s)) setFollow((n) => n + 1);
+    // A control changed a run whose stream had ended (a redrive): follow its log again, even
+    // when the redrive has ended too by now (its events are in the log all the same).
+    if (s && ended.current) setFollow((n) => n + 1);
   }, [readStatus]);
 
   return { status, plan, events, connection, error, refresh };
