@@ -211,7 +211,14 @@ describe("the alarm while attempts are in flight", () => {
     const key = unique("lease-retry");
     const runId = await started({
       steps: [
-        { id: "a", tool: "http", params: { url: script(`${key}-a`, "?delay=1500") } },
+        {
+          id: "a",
+          tool: "http",
+          params: { url: script(`${key}-a`, "?delay=1500") },
+          // Its interrupted attempt's retry is far off: with the default full jitter it could
+          // fall due while b's retry is in flight and run in the same iteration.
+          retry: { baseDelayMs: 60_000, jitter: "none" },
+        },
         {
           id: "b",
           tool: "http",
