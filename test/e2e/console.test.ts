@@ -4,6 +4,10 @@
  * works with today's API; what needs the listing routes (SPEC 8) is in
  * console-listing.test.ts. Waits are on DOM states, never on sleeps.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ElementHandle } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   clickNode,
@@ -393,6 +397,17 @@ describe("console: the playground's preview as the plan grows", () => {
         await p.page.waitForSelector(`.pg-preview .node[data-step-id="s${n - 1}"]`);
         expect(await p.page.$$eval(".pg-preview .dag .node", (ns) => ns.length)).toBe(n);
       }
+      // A verdict is of the text it was asked for: opening a file takes it away.
+      await clickWhenShown(p.page, 'button[data-action="validate"]');
+      await p.page.waitForSelector("[data-testid=valid]");
+      const file = join(mkdtempSync(join(tmpdir(), "pg-")), "plan.json");
+      writeFileSync(file, JSON.stringify(chainOf(3)));
+      const input = await p.page.$('input[type="file"]');
+      await (input as ElementHandle<HTMLInputElement>).uploadFile(file);
+      await p.page.waitForFunction(
+        () => document.querySelectorAll(".pg-preview .dag .node").length === 3,
+      );
+      expect(await p.page.$("[data-testid=valid]")).toBeNull();
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -115,7 +115,10 @@ export function Playground() {
             accept=".json,application/json"
             onChange={async (e) => {
               const f = (e.target as HTMLInputElement).files?.[0];
-              if (f) setText(await f.text());
+              if (f) {
+                setText(await f.text());
+                setVerdict({ kind: "none" }); // it was the verdict on the text replaced
+              }
             }}
           />
         </label>
