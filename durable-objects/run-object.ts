@@ -12,6 +12,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { settings, type Env, type Settings } from "../src/env";
 import type { CompiledPlan } from "../src/engine/plan";
+import type { RepairAnswer } from "../src/engine/plan-schema";
 import type { RunRecord } from "../src/engine/records";
 import type { CallbackAnswer } from "../src/engine/verdict";
 import type { AlarmPointer } from "./alarm";
@@ -178,8 +179,8 @@ export class RunObject extends DurableObject<Env> {
     return this.answers.approve(owner, request);
   }
 
-  async replan(owner: string, body: unknown): Promise<ReplanOutcome> {
-    return this.answers.replan(owner, body);
+  async replan(owner: string, answer: RepairAnswer): Promise<ReplanOutcome> {
+    return this.answers.replan(owner, answer);
   }
 
   async answerCallback(token: string, answer: CallbackAnswer) {

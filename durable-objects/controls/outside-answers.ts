@@ -6,6 +6,7 @@
 import { outcomeOf, type Outcome } from "../../src/engine/scheduler";
 import type { RunRecord } from "../../src/engine/records";
 import { stepCompletion } from "../../src/engine/status";
+import type { RepairAnswer } from "../../src/engine/plan-schema";
 import type { Answer, CallbackAnswer } from "../../src/engine/verdict";
 import { iterates } from "../alarm";
 import type { Iteration } from "../execution/iteration";
@@ -67,7 +68,7 @@ export class OutsideAnswers {
    * `POST /v1/runs/:id/replan`: a person's answer to a step's repair (SPEC 9.2). A repair that
    * does not validate changes nothing (400 with its issues; the step keeps waiting).
    */
-  async replan(owner: string, body: unknown): Promise<ReplanOutcome> {
+  async replan(owner: string, answer: RepairAnswer): Promise<ReplanOutcome> {
     const run = this.d.owned(owner);
     if (!run) return null;
     if (this.d.iteration()?.stopping)
@@ -76,11 +77,11 @@ export class OutsideAnswers {
       run,
       this.d.work.checkpoint.plan.read(),
       this.d.work.checkpoint.replans,
-      body,
+      answer,
     );
     if (decision.type === "refuse") return decision.outcome;
     const now = this.d.now();
-    const { row, answer } = decision;
+    const { row } = decision;
     const outcome = applyRepairAnswer(this.d.work, row, answer, now, { person: true });
     if (outcome.type === "invalid")
       return { ok: false, invalid: true, code: outcome.code, issues: outcome.issues };

@@ -1,13 +1,12 @@
 /**
- * `POST /v1/runs/:id/replan` (SPEC 9.2): decides which waiting repair a person's answer is
- * for, without changing anything: `409` when none is pending (or the run's repairs come
- * from its planner), `400` for a body that is no repair or a choice it must name. RunObject
- * applies the answer (replan/repair.ts).
+ * `POST /v1/runs/:id/replan` (SPEC 9.2): decides which waiting repair a person's answer (read
+ * by the route: readRepairAnswer) is for, without changing anything: `409` when none is
+ * pending (or the run's repairs come from its planner), `400` for a choice it must name.
+ * RunObject applies the answer (replan/repair.ts).
  */
 import type { CompiledPlan } from "../../src/engine/plan";
 import type { RunRecord } from "../../src/engine/records";
 import type { RepairAnswer } from "../../src/engine/plan-schema";
-import { readRepairAnswer } from "../../src/engine/replan";
 import type { Issue } from "../../src/errors";
 import type { RepairRow, ReplanTable } from "../storage/replan-table";
 import type { ControlOutcome } from "./run-controls";
@@ -18,14 +17,13 @@ export type ReplanOutcome =
   | { ok: false; invalid: true; code: "invalid_plan" | "egress_denied"; issues: Issue[] };
 
 export type ReplanDecision =
-  | { type: "refuse"; outcome: NonNullable<ReplanOutcome> }
-  | { type: "answer"; row: RepairRow; answer: RepairAnswer };
+  { type: "refuse"; outcome: NonNullable<ReplanOutcome> } | { type: "answer"; row: RepairRow };
 
 export function decideReplan(
   run: RunRecord,
   plan: CompiledPlan,
   replans: ReplanTable,
-  body: unknown,
+  answer: RepairAnswer,
 ): ReplanDecision {
   const conflict = (message: string): ReplanDecision => ({
     type: "refuse",
@@ -39,16 +37,14 @@ export function decideReplan(
     );
   const pending = replans.answerable();
   if (pending.length === 0) return conflict("no repair is pending");
-  const read = readRepairAnswer(body);
-  if (!read.ok) return refuseInvalid(read.issues);
-  const { stepId } = read.answer;
+  const { stepId } = answer;
   const row =
     stepId === undefined
       ? pending.length === 1
         ? pending[0]
         : undefined
       : pending.find((r) => r.stepId === stepId);
-  if (row) return { type: "answer", row, answer: read.answer };
+  if (row) return { type: "answer", row };
   if (stepId !== undefined) return conflict(`no repair of step "${stepId}" is pending`);
   const ids = pending.map((r) => r.stepId).join(", ");
   return refuseInvalid([

@@ -187,7 +187,7 @@ runRoutes.post("/:runId/replan", async (c) => {
   // A body that is no repair is a 400 whatever the run's state, as for every control.
   const read = readRepairAnswer(body);
   if (!read.ok) throw new InvalidPlanError(read.issues, "invalid_plan");
-  const outcome = await stub.replan(c.get("owner"), body);
+  const outcome = await stub.replan(c.get("owner"), read.answer);
   if (invalidRepair(outcome)) throw new InvalidPlanError(outcome.issues, outcome.code);
   return c.json(controlled(runId, outcome));
 });

@@ -5,9 +5,8 @@
 import { JSONPath } from "jsonpath-plus";
 
 export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
-export const ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
 /** The roots of a forEach step's params: every root. */
-export const FOR_EACH_ROOTS = ROOTS;
+export const FOR_EACH_ROOTS: ReadonlySet<string> = new Set(TEMPLATE_ROOTS);
 /** Only a forEach step's params have an item. */
 const ITEM_ROOTS: ReadonlySet<string> = new Set(["item", "index"]);
 /** The roots outside a forEach step's params (its `when`, `forEach`, compensation, any other step). */

@@ -9,7 +9,7 @@
 import { JSONPath } from "jsonpath-plus";
 import type { StepError } from "./records";
 import {
-  ROOTS,
+  FOR_EACH_ROOTS,
   TemplateReferenceError,
   TemplateSyntaxError,
   checkExpression,
@@ -42,7 +42,10 @@ export function containsTemplate(value: string): boolean {
 }
 
 /** Splits a string into literal text and `${...}` expressions; `roots` are the names they may start with. */
-export function parseTemplate(value: string, roots: ReadonlySet<string> = ROOTS): TemplatePart[] {
+export function parseTemplate(
+  value: string,
+  roots: ReadonlySet<string> = FOR_EACH_ROOTS,
+): TemplatePart[] {
   return splitTemplate(value, (expr) => checkExpression(expr, roots));
 }
 
