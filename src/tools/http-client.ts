@@ -41,6 +41,16 @@ function queryValue(value: unknown): string {
 /** Checks a URL against the egress allowlist: a message when it is denied, else null. */
 export type UrlCheck = (url: string) => string | null;
 
+/** Header names are HTTP tokens (RFC 9110). */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * Header values: printable ASCII, space and tab. CR, LF or NUL would break the header line,
+ * and other characters reach an upstream as bytes it may read otherwise (an echo of a secret
+ * it read as Latin-1 would escape redaction), while workerd logs such a value in a warning.
+ */
+export const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+export const HEADER_VALUE_RULE =
+  "an HTTP header value holds only printable ASCII characters, spaces and tabs (no CR, LF, NUL or non-ASCII)";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Decodes whole bodies (not streaming), so one decoder serves every call. */
 const utf8 = new TextDecoder();
@@ -69,6 +79,11 @@ function prepare(
   appendQuery(url, spec.query);
   const denied = checkUrl(url.href);
   if (denied) return toolFailure("egress_denied", denied);
+  for (const [name, value] of Object.entries(spec.headers ?? {})) {
+    // Refused here, before workerd would log the value (a secret, perhaps) in a warning.
+    if (!HEADER_VALUE.test(value))
+      return toolFailure("invalid_data", `header "${name}": ${HEADER_VALUE_RULE}`);
+  }
   let headers: Headers;
   try {
     headers = new Headers(spec.headers);
@@ -160,6 +175,7 @@ async function follow(
     if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
     if (next.origin !== url.origin) {
       headers.delete("authorization");
+      headers.delete("proxy-authorization");
       headers.delete("cookie");
       for (const name of spec.dropOnCrossOrigin ?? []) headers.delete(name);
     }

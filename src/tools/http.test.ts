@@ -167,11 +167,27 @@ describe("http tool: headers", () => {
         .success,
     ).toBe(false);
     expect(
+      httpParamsSchema.safeParse({ url: "https://api.test/", headers: { a: "pässwörd" } }).success,
+    ).toBe(false);
+    expect(
       httpParamsSchema.safeParse({
         url: "https://api.test/",
-        headers: { "X-Ok": "${steps.a.data}" },
+        headers: { "X-Ok": "${steps.a.data}", Accept: "application/json; q=0.9\t" },
       }).success,
     ).toBe(true);
+  });
+
+  it("a value that turns out not ASCII at run time fails without a call, and without the value", async () => {
+    const f = fake(() => Response.json({}));
+    const out = await sendHttp(
+      { url: "https://api.test/", method: "GET", headers: { "X-Token": "tök-SECRETX" } },
+      call(),
+      f.fetcher,
+      allowAll,
+    );
+    expect(out).toMatchObject({ ok: false, category: "invalid_data" });
+    expect(JSON.stringify(out)).not.toContain("SECRETX");
+    expect(f.seen).toHaveLength(0);
   });
 
   it("a header value that is invalid once sent fails as invalid_data (not retried), without a call", async () => {
@@ -203,6 +219,7 @@ describe("http tool: redirects", () => {
             at: req.url,
             method: req.method,
             auth: req.headers.get("authorization"),
+            proxy: req.headers.get("proxy-authorization"),
           }),
     );
   const allowed = parseAllowedHosts("api.test,other.test");
@@ -232,8 +249,8 @@ describe("http tool: redirects", () => {
     expect(f.seen).toHaveLength(1);
   });
 
-  it("drops Authorization on a redirect to another origin, keeps it on the same origin", async () => {
-    const headers = { Authorization: "Bearer s3cret" };
+  it("drops Authorization and Proxy-Authorization on a redirect to another origin, keeps them on the same origin", async () => {
+    const headers = { Authorization: "Bearer s3cret", "Proxy-Authorization": "Basic cHJveHk=" };
     const cross = await httpTool(hops(302, "https://other.test/x").fetcher, checked).invoke(
       { url: "https://api.test/start", headers },
       call(),
@@ -242,8 +259,11 @@ describe("http tool: redirects", () => {
       { url: "https://api.test/start", headers },
       call(),
     );
-    expect(cross).toMatchObject({ ok: true, data: { auth: null } });
-    expect(same).toMatchObject({ ok: true, data: { auth: "Bearer s3cret" } });
+    expect(cross).toMatchObject({ ok: true, data: { auth: null, proxy: null } });
+    expect(same).toMatchObject({
+      ok: true,
+      data: { auth: "Bearer s3cret", proxy: "Basic cHJveHk=" },
+    });
   });
 
   it("a 303 continues as a GET without the body", async () => {

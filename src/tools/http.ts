@@ -1,15 +1,22 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
 import { dataRecord } from "../engine/data-record";
-import { bodiless, sendHttp, type Fetcher, type UrlCheck } from "./http-client";
+import {
+  bodiless,
+  HEADER_NAME,
+  HEADER_VALUE,
+  HEADER_VALUE_RULE,
+  sendHttp,
+  type Fetcher,
+  type UrlCheck,
+} from "./http-client";
 import type { Tool } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
-/** Header names are HTTP tokens; values may not break the header line (CR, LF, NUL). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Header names are HTTP tokens; values are printable ASCII (HEADER_VALUE). */
 export const headersSchema = dataRecord(
-  z.string().regex(/^[^\r\n\0]*$/, "an HTTP header value may not contain CR, LF or NUL"),
+  z.string().regex(HEADER_VALUE, HEADER_VALUE_RULE),
 ).superRefine((headers, ctx) => {
   for (const name of Object.keys(headers)) {
     if (!HEADER_NAME.test(name))

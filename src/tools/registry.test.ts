@@ -93,6 +93,30 @@ describe("registry tools", () => {
     expect(seen).toHaveLength(0);
   });
 
+  it("fails without calling, and without the value in its message, when a secret is not ASCII", async () => {
+    const { seen, d } = deps({ TOKEN: "pässwörd-SECRETX" });
+    const reg = parseRegistry({
+      t: { url: "https://api.test/", headers: { authorization: "Bearer ${secrets.TOKEN}" } },
+    });
+    const out = await registryTool("t", reg.t!, d).invoke({}, call);
+    expect(out).toMatchObject({
+      ok: false,
+      category: "invalid_data",
+      message: expect.stringContaining('header "authorization"'),
+    });
+    expect(JSON.stringify(out)).not.toContain("SECRETX");
+    expect(seen).toHaveLength(0);
+  });
+
+  it.each([
+    [{ headers: { "Bad Header": "x" } }, "not a valid HTTP header name"],
+    [{ headers: { "X-Key": "ÿtoken" } }, "printable ASCII"],
+    [{ headers: { "X-Key": "a\r\nInjected: 1" } }, "printable ASCII"],
+    [{ method: "FOO BAR" }, "HTTP token"],
+  ])("refuses an entry whose request could never be sent: %j", (entry, message) => {
+    expect(() => parseRegistry({ t: { url: "https://api.test/", ...entry } })).toThrow(message);
+  });
+
   it("calls a service binding by name", async () => {
     const calls: Request[] = [];
     const { d } = deps(

@@ -8,7 +8,8 @@
 import { z } from "zod";
 import { jsonVariable } from "../engine/json-variable.ts";
 import { REDACTED } from "../engine/plan-view";
-import { bodiless, sendHttp, type Fetcher } from "./http-client";
+import { headersSchema } from "./http";
+import { bodiless, HEADER_NAME, sendHttp, type Fetcher } from "./http-client";
 import { BUILT_IN_TOOL_NAMES, type Tool, type ToolResult } from "./tool";
 
 const entrySchema = z
@@ -18,9 +19,10 @@ const entrySchema = z
     path: z.string().startsWith("/").default("/"),
     method: z
       .string()
+      .regex(HEADER_NAME, "a method is an HTTP token such as GET or POST")
       .transform((m) => m.toUpperCase())
       .default("GET"),
-    headers: z.record(z.string(), z.string()).default({}),
+    headers: headersSchema.default({}),
     paramsAs: z.enum(["query", "body"]).optional(),
   })
   .refine((e) => (e.url === undefined) !== (e.service === undefined), {
