@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hostOf, limited, parseDestinations } from "./destinations";
+import { limited, parseDestinations } from "./destinations";
+import { hostOf } from "./host-pattern";
 
 const tools = new Set(["crm", "billing"]);
 const http = (url: string) => ({ tool: "http", registry: false, url });
@@ -19,6 +20,13 @@ describe("parseDestinations (DESTINATIONS, SPEC 10)", () => {
   it("keys hosts in lower case without their port, as ALLOWED_HOSTS; tool names as they are", () => {
     const table = parseDestinations({ "API.Example.com:8443": {}, crm: { burst: 2 } }, tools);
     expect(table.listed.map(([key]) => key)).toEqual(["api.example.com", "crm"]);
+  });
+
+  it("keys IPv6 hosts as a call's URL names them", () => {
+    const table = parseDestinations({ "::1": {}, "[::2]:80": { concurrency: 1 } }, tools);
+    expect(table.listed.map(([key]) => key)).toEqual(["::1", "::2"]);
+    const call = { tool: "http", registry: false, url: "http://[0::2]:8080/x" };
+    expect(table.resolve(call)).toEqual({ key: "::2", limits: { concurrency: 1 } });
   });
 
   it("is a deployment error naming DESTINATIONS and the problem", () => {

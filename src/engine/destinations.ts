@@ -6,6 +6,7 @@
  * Pure: parsed once per Worker (src/env.ts), looked up for each call.
  */
 import { z } from "zod";
+import { hostOf, hostPattern } from "./host-pattern";
 import { jsonVariable } from "./json-variable.ts";
 
 export const limitsSchema = z.strictObject({
@@ -24,9 +25,6 @@ export const limitsSchema = z.strictObject({
     .describe("calls that may start at once after a quiet spell (with ratePerSecond; default 1)"),
 });
 export type Limits = z.output<typeof limitsSchema>;
-
-/** A host as ALLOWED_HOSTS takes it (a port is ignored), or `*.` and a domain. */
-const HOST = /^(\*\.)?([a-z0-9-]+\.)*[a-z0-9-]+$|^\[?[0-9a-f:.]+\]?$/;
 
 export interface Destination {
   /** The `DESTINATIONS` key that names it, else the host (or the service tool's name) it calls. */
@@ -87,16 +85,6 @@ export class DestinationTable {
   }
 }
 
-/** A URL's host, lower case, without brackets or port; null when it is not a URL. */
-export function hostOf(url: string | null): string | null {
-  if (url === null) return null;
-  try {
-    return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  } catch {
-    return null;
-  }
-}
-
 /** Whether a destination's calls wait for a slot: it limits concurrency or rate. */
 export function limited(limits: Limits | null): boolean {
   return (
@@ -116,8 +104,9 @@ export function parseDestinations(
   if (!parsed.success) throw new Error(`DESTINATIONS is invalid: ${z.prettifyError(parsed.error)}`);
   const entries: [string, Limits][] = [];
   for (const [name, limits] of Object.entries(parsed.data)) {
-    const key = toolNames.has(name) ? name : name.trim().toLowerCase().replace(/:\d+$/, "");
-    if (!toolNames.has(key) && !HOST.test(key))
+    // A host with `_` is more likely a misspelt tool name (such hosts are rare outside DNS records).
+    const key = toolNames.has(name) ? name : name.includes("_") ? null : hostPattern(name);
+    if (key === null)
       throw new Error(
         `DESTINATIONS: "${name}" is neither a tool of TOOLS nor a host (api.example.com, *.example.com)`,
       );

@@ -6,6 +6,13 @@ describe("parseAllowedHosts", () => {
     expect(parseAllowedHosts(value)).toBeNull();
   });
 
+  it("refuses an entry that is not a host, naming it (a deployment error)", () => {
+    expect(() => parseAllowedHosts("api.example.com, https://crm.example.com/")).toThrow(
+      /ALLOWED_HOSTS: "https:\/\/crm.example.com\/" is not a host/,
+    );
+    expect(() => parseAllowedHosts("*")).toThrow(/"\*" is not a host/);
+  });
+
   it("trims, lowercases, drops ports and empty entries", () => {
     expect(parseAllowedHosts(" API.Example.com, b.example.org:8443 ,,*.Example.NET ")).toEqual([
       "api.example.com",
@@ -42,6 +49,13 @@ describe("hostAllowed", () => {
     expect(hostAllowed("example.org", allowed)).toBe(false);
     expect(hostAllowed("evilexample.org", allowed)).toBe(false);
     expect(hostAllowed(".example.org", allowed)).toBe(false);
+  });
+
+  it("matches IPv6 addresses however the entry and the URL spell them", () => {
+    const v6 = parseAllowedHosts("::1,[::2]:80,fe80::1");
+    for (const url of ["http://[::1]/", "http://[0:0::2]:8080/", "http://[FE80::1]/"])
+      expect(checkUrl(url, v6)).toBeNull();
+    expect(checkUrl("http://[::3]/", v6)).toMatchObject({ code: "egress_denied" });
   });
 
   it("an empty allowlist denies everything", () => {

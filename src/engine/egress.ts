@@ -1,20 +1,27 @@
 /** The egress allowlist (`ALLOWED_HOSTS`, SPEC 7) and the http(s)-only rule. Pure. */
+import { bareHost, hostPattern } from "./host-pattern";
 import type { UrlProblem } from "./validate";
 
 /** Parsed `ALLOWED_HOSTS`: null means every host is allowed. */
 export type AllowedHosts = readonly string[] | null;
 
+/** Parses `ALLOWED_HOSTS`; throws naming an entry that is not a host (a deployment error). */
 export function parseAllowedHosts(value: string | undefined): AllowedHosts {
   if (value === undefined || value.trim() === "") return null;
-  return value
-    .split(",")
-    .map((h) => h.trim().toLowerCase().replace(/:\d+$/, ""))
-    .filter((h) => h !== "");
+  const entries = value.split(",").filter((e) => e.trim() !== "");
+  return entries.map((entry) => {
+    const pattern = hostPattern(entry);
+    if (pattern === null)
+      throw new Error(
+        `ALLOWED_HOSTS: ${JSON.stringify(entry.trim())} is not a host (api.example.com, *.example.com, 10.0.0.1, ::1; a port is ignored)`,
+      );
+    return pattern;
+  });
 }
 
 export function hostAllowed(host: string, allowed: AllowedHosts): boolean {
   if (allowed === null) return true;
-  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  const h = bareHost(host);
   return allowed.some((pattern) =>
     pattern.startsWith("*.")
       ? h.endsWith(pattern.slice(1)) && h.length > pattern.length - 1
