@@ -212,7 +212,7 @@ describe("callback timeout", () => {
     expect((await stepDetail(runId, "cb")).data).toBe("fresh");
   });
 
-  it("an outbound POST that fails is retried with a new token; the failed attempt's token gets 409", async () => {
+  it("an outbound POST that fails is retried with the same token, which the job may hold", async () => {
     const key = unique("cb-post-fail");
     const runId = await started({
       steps: [
@@ -229,13 +229,13 @@ describe("callback timeout", () => {
     const bodies = (await upstreamCalls(`/script/${key}`)).map((c) => JSON.parse(c.body));
     expect(bodies).toHaveLength(2);
     const [first, second] = bodies.map((b) => b.token);
-    expect(first).not.toBe(second);
+    expect(second).toBe(first);
     const cb = await stepDetail(runId, "cb");
     expect(cb).toMatchObject({ status: "waiting", attempts: 2 });
     expect(cb.attemptLog[0]).toMatchObject({ attempt: 1, category: "server_error", status: 500 });
 
-    expect((await answer(first, { output: "to a failed attempt" })).res.status).toBe(409);
-    expect((await answer(second, { output: "ok" })).res.status).toBe(200);
+    expect((await answer(first, { output: "ok" })).res.status).toBe(200);
+    expect((await answer(first, { output: "again" })).res.status).toBe(409);
     expect((await drive(runId)).status).toBe("completed");
     expect((await stepDetail(runId, "cb")).data).toBe("ok");
   });
@@ -348,6 +348,40 @@ describe("callback durability", () => {
     expect((await drive(runId)).status).toBe("completed");
     expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
     expect(await sent(runId, `/script/${key}`)).toHaveLength(1); // not interrupted and retried
+  });
+
+  it("a restart in the middle of the outbound POST retries it with the same token: the job's answer to it completes the step", async () => {
+    const key = unique("cb-abort");
+    const path = `/script/${key}?plan=200&delay=700`;
+    const runId = await started({
+      steps: [
+        {
+          id: "cb",
+          tool: "callback",
+          params: { url: `${upstreamUrl}${path}` },
+          timeoutMs: TEN_MINUTES,
+          retry: { maxRetries: 2, baseDelayMs: 0 },
+        },
+        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    let token = "";
+    await until(async () => {
+      token = (await sent(runId, `/script/${key}`))[0]?.token ?? "";
+      return token !== "";
+    }, "the outbound POST reached the upstream");
+    await abortObject(runId);
+    await inFlight;
+    await drive(runId);
+    expect((await sent(runId, `/script/${key}`)).map((b) => b.token)).toEqual([token, token]);
+    const cb = await stepDetail(runId, "cb");
+    expect(cb).toMatchObject({ status: "waiting", waitingFor: "callback", attempts: 2 });
+    expect(cb.attemptLog[0]).toMatchObject({ attempt: 1, category: "interrupted" });
+
+    expect((await answer(token, { output: { job: "done" } })).res.status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed");
+    expect((await stepDetail(runId, "after")).data).toEqual({ job: "done" });
   });
 
   it("a callback that arrives while the iteration is live (another step in flight) is applied in it", async () => {

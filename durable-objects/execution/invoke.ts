@@ -81,8 +81,11 @@ export function callTool(
     now,
   };
   if (step.tool === "callback") {
-    const token = newCallbackToken(deps.runId);
-    deps.callbacks.open(token, step.index, attempt, now);
+    let token = deps.callbacks.carryOver(step.index, attempt);
+    if (token === undefined) {
+      token = newCallbackToken(deps.runId);
+      deps.callbacks.open(token, step.index, attempt, now);
+    }
     toolCall.callback = {
       token,
       url: `${deps.baseUrl ?? "http://localhost"}/v1/callbacks/${token}`,

@@ -86,8 +86,13 @@ export function commitVerdict(
     suspended(c, step, attempt, verdict.suspension, now);
     return;
   }
-  // A failed attempt's callback token can no longer complete the step: later answers get a 409.
-  if (step.tool === "callback") c.callbacks.expire(i);
+  // A failed attempt's callback token can no longer complete the step (later answers get a
+  // 409), unless its POST did not get through and a retry follows: that sends it again.
+  if (
+    step.tool === "callback" &&
+    !(verdict.type === "retry" && c.steps.get(i)?.status === "running")
+  )
+    c.callbacks.expire(i);
   // The attempt ended with its own error, also when the step fails with another (no repair left).
   const attemptError = (verdict.type === "failed" && verdict.cause) || verdict.error;
   if (attempt !== null) c.attempts.ended(i, STEP_ATTEMPT, attempt, now, attemptError);

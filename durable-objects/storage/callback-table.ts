@@ -1,7 +1,8 @@
 /**
  * CallbackTable (owns `callbacks`): callback tokens (SPEC 4, `callback`), single use, bound
  * to one attempt of one step. A token is stored before the outbound POST, so an answer that
- * arrives first is kept.
+ * arrives first is kept. An attempt whose POST did not get through (it failed, or a restart
+ * cut it off) leaves its token open for the retry, which sends it again: the job may hold it.
  */
 import type { CallbackAnswer } from "../../src/engine/verdict";
 import type { Sql } from "./sql";
@@ -40,6 +41,14 @@ export class CallbackTable {
   /** Marks the token's answer as applied to its step. */
   use(token: string): void {
     this.db.run`UPDATE callbacks SET state = 'used' WHERE token = ${token}`;
+  }
+
+  /** The step's token left open by an attempt whose POST did not get through, now `attempt`'s; undefined when none. */
+  carryOver(stepIndex: number, attempt: number): string | undefined {
+    const row = this.db.one<{ token: string }>`SELECT token FROM callbacks
+      WHERE step_idx = ${stepIndex} AND state IN ('open', 'answered') ORDER BY created_at DESC`;
+    if (row) this.db.run`UPDATE callbacks SET attempt = ${attempt} WHERE token = ${row.token}`;
+    return row?.token;
   }
 
   /** Closes every open token of a step (timeout, cancel): later answers get a 409. */
