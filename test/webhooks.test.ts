@@ -369,6 +369,25 @@ describe("webhook events", () => {
     expect((await status(runId)).webhook.state).toBe("delivered");
   });
 
+  it("the state is the latest event's, also when an earlier event's retry comes after it", async () => {
+    const hook = receiver("500,200,500");
+    const runId = await started(
+      plan(hook.url, { config: { mode: { type: "bounded", iterations: 1 } } }),
+    );
+    await drive(runId); // run.paused: its first attempt answered 500
+    expect((await api(`/v1/runs/${runId}/resume`, { method: "POST" })).status).toBe(200);
+    expect((await drive(runId)).status).toBe("completed"); // run.completed: delivered
+    await advanceToAlarm(runId);
+    expect(await fireAlarm(runId)).toBe(true); // run.paused's second attempt: 500 again
+    const calls = await upstreamCalls(hook.path);
+    expect(calls.map((c) => JSON.parse(c.body).type)).toEqual([
+      "run.paused",
+      "run.completed",
+      "run.paused",
+    ]);
+    expect((await status(runId)).webhook.state).toBe("delivered");
+  });
+
   it("a failed run sends run.failed with its summary", async () => {
     const hook = receiver("200");
     const runId = await started({

@@ -129,13 +129,16 @@ export class WebhookOutbox {
     return { url, state: this.state(rows), deliveries };
   }
 
-  /** The state of the latest event: delivered, failed (attempts exhausted), or pending. */
+  /**
+   * The state of the latest event (the last whose first attempt was scheduled: an earlier
+   * event's retries may come after it): delivered, failed (attempts exhausted), or pending.
+   */
   private state(rows: Omit<DeliveryRow, "body">[]): "pending" | "delivered" | "failed" {
-    const last = rows[rows.length - 1];
-    if (!last || last.at === null) return "pending";
-    const latest = rows.filter((r) => r.eventId === last.eventId);
-    if (latest.some((r) => r.httpStatus !== null && r.httpStatus < 300 && r.error === null))
+    const latest = rows.findLast((r) => r.attempt === 1)?.eventId;
+    const attempts = rows.filter((r) => r.eventId === latest && r.at !== null);
+    if (attempts.some((r) => r.httpStatus !== null && r.httpStatus < 300 && r.error === null))
       return "delivered";
-    return last.attempt >= this.deps.maxAttempts ? "failed" : "pending";
+    return attempts.some((r) => r.attempt >= this.deps.maxAttempts) ? "failed" : "pending";
   }
+
 }
