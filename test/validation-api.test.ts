@@ -500,6 +500,10 @@ describe("JSON 404s (SPEC 6)", () => {
       ["POST", "/v1/runs/run_x/nope", 404, "not_found"],
       ["POST", "/healthz", 405, "method_not_allowed"],
       ["DELETE", "/v1/runs", 405, "method_not_allowed"],
+      // A trailing slash names no route (the router is strict): not a 405 allowing GET
+      ["GET", "/v1/runs/", 404, "not_found"],
+      ["GET", "/v1/runs/run_x/", 404, "not_found"],
+      ["GET", "/v1/stats/", 404, "not_found"],
     ] as const) {
       const res = await api(path, { method });
       expect(res.status, `${method} ${path}`).toBe(status);

@@ -18,7 +18,8 @@ function pattern(path: string): RegExp {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     })
     .join("/");
-  return new RegExp(`^${source}/?$`);
+  // No trailing slash: the router (strict) does not take one, so such a path is a 404.
+  return new RegExp(`^${source}$`);
 }
 
 /** Builds the lookup once: the routes' handlers (middleware, registered for ALL, left out). */

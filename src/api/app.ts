@@ -84,9 +84,8 @@ export function createApp() {
 
 /** The API's own paths: an unknown one is a JSON 404, never the console's page. */
 function isApiPath(path: string): boolean {
-  return (
-    path === "/v1" || path.startsWith("/v1/") || path === "/healthz" || path === "/openapi.json"
-  );
+  const p = path.replace(/\/+$/, ""); // `/healthz/` is the API's 404, not the console's page
+  return p === "/v1" || p.startsWith("/v1/") || p === "/healthz" || p === "/openapi.json";
 }
 
 export type { Env };
