@@ -63,7 +63,10 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
     case "run_paused":
       return `run paused after ${d.iterations} iterations: edgestep resume ${runId}`;
     case "run_resumed":
-      return d.redrive ? `run redriven: ${someOf(d.steps ?? [])}` : "run resumed";
+      // `steps` counts the steps run again.
+      return d.redrive
+        ? `run redriven: ${d.steps} step${d.steps === 1 ? "" : "s"} again`
+        : "run resumed";
     case "run_finished":
       return `run finished: ${d.status}${d.error ? ` (${stepError(d.error)})` : ""}`;
     case "compensation_started":

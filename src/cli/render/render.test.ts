@@ -280,7 +280,7 @@ describe("plain event lines", () => {
       event("run_paused", { data: { iterations: 5 } }),
       `run paused after 5 iterations: edgestep resume ${RUN}`,
     ],
-    [event("run_resumed", { data: { redrive: true, steps: ["c"] } }), "run redriven: c"],
+    [event("run_resumed", { data: { redrive: true, steps: 2 } }), "run redriven: 2 steps again"],
     [event("run_finished", { data: { status: "partial" } }), "run finished: partial"],
     [
       event("compensation_finished", { stepId: "deploy", data: { status: "succeeded" } }),
