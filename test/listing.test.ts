@@ -64,6 +64,13 @@ describe("tags (SPEC 8.1)", () => {
     expect((await status(await created(passPlan({ tags: most })))).tags).toEqual(most);
   });
 
+  it("a value of 256 characters outside the BMP (512 UTF-16 units) is found by its own filter", async () => {
+    const { tag, tags } = testTag("wide");
+    const wide = { ...tags, emoji: "😀".repeat(256) };
+    const runId = await created(passPlan({ tags: wide }));
+    expect(await listedIds({ tag: [tag, `emoji:${wide.emoji}`] })).toEqual([runId]);
+  });
+
   it("keep a key named __proto__ as data, in the status and in listings", async () => {
     const { tag, tags } = testTag("proto");
     const plan = `{"tags":{"__proto__":"polluted","test":"${tags.test}"},"steps":[{"tool":"pass"}]}`;

@@ -112,18 +112,18 @@ export const replanSchema = z
       });
   });
 
+/** A tag's value; a listing's tag filter takes the same (zod counts characters, not UTF-16 units). */
+export const tagValueSchema = z.string().max(256, "a tag value has at most 256 characters");
+
 /**
  * A run's tags (SPEC 8.1): at most 20, keys like step ids, string values of at most 256
  * characters. Status and listing documents show them and listings filter on them. Keys are
  * the user's data: a `__proto__` tag is kept (z.record would drop it).
  */
-export const tagsSchema = dataRecord(
-  z.string().max(256, "a tag value has at most 256 characters"),
-  {
-    key: { pattern: STEP_ID_PATTERN, message: "a tag key must match ^[A-Za-z0-9_.-]{1,64}$" },
-    maxEntries: { count: 20, message: "at most 20 tags" },
-  },
-).describe("the run's tags: what listings filter on (GET /v1/runs?tag=key:value)");
+export const tagsSchema = dataRecord(tagValueSchema, {
+  key: { pattern: STEP_ID_PATTERN, message: "a tag key must match ^[A-Za-z0-9_.-]{1,64}$" },
+  maxEntries: { count: 20, message: "at most 20 tags" },
+}).describe("the run's tags: what listings filter on (GET /v1/runs?tag=key:value)");
 
 /**
  * The plan's schema for a step limit. Built once per limit: zod compiles a schema on its

@@ -7,7 +7,7 @@
  * repeat), so a bad parameter is a 400 whose issue path names it (`query.status`).
  */
 import { z } from "zod";
-import { STEP_ID_PATTERN, tagsSchema } from "../../engine/plan-schema.ts";
+import { STEP_ID_PATTERN, tagsSchema, tagValueSchema } from "../../engine/plan-schema.ts";
 import { RUN_STATUSES, runStatusValueSchema, runStatusSchema } from "./core.ts";
 import { commaList, instantParam, intParam } from "./query.ts";
 
@@ -21,7 +21,7 @@ const tagFilters = z
     const parsed: { key: string; value: string }[] = [];
     for (const filter of filters) {
       const m = TAG_FILTER.exec(filter);
-      if (!m || !STEP_ID_PATTERN.test(m[1]!) || m[2]!.length > 256) {
+      if (!m || !STEP_ID_PATTERN.test(m[1]!) || !tagValueSchema.safeParse(m[2]).success) {
         ctx.addIssue({
           code: "custom",
           message: `"${filter.slice(0, 80)}" is not key:value (a key matching ^[A-Za-z0-9_.-]{1,64}$, a value of at most 256 characters)`,
