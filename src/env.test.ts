@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { settings, type Env } from "./env";
+import { boolVar, settings, type Env } from "./env";
 import { ConfigurationError } from "./errors";
 
-const envOf = (vars: Record<string, string>) => vars as unknown as Env;
+const envOf = (vars: Record<string, string | number>) => vars as unknown as Env;
 
 describe("settings: limits from variables", () => {
   it("uses the documented defaults", () => {
@@ -46,6 +46,11 @@ describe("settings: limits from variables", () => {
     expect(() => settings(envOf({ MAX_EVENTS_PER_RUN: "0" }))).toThrow(/MAX_EVENTS_PER_RUN/);
     expect(() => settings(envOf({ RUN_RETENTION_DAYS: "1.5" }))).toThrow(/RUN_RETENTION_DAYS/);
     expect(() => settings(envOf({ MAX_STEPS_PER_PLAN: "abc" }))).toThrow(ConfigurationError);
+    for (const spelling of ["1e3", "0x10", "+5", "5 5", "-0"])
+      expect(() => settings(envOf({ MAX_EVENTS_PER_RUN: spelling })), spelling).toThrow(
+        /MAX_EVENTS_PER_RUN must be a positive integer/,
+      );
+    expect(settings(envOf({ MAX_EVENTS_PER_RUN: " 7 " })).maxEventsPerRun).toBe(7);
   });
 
   it("RUN_RETENTION_DAYS sets how long final runs are kept", () => {
@@ -53,6 +58,29 @@ describe("settings: limits from variables", () => {
   });
 
   it("RUNS_PER_MINUTE=0 turns the rate limit off", () => {
-    expect(settings(envOf({ RUNS_PER_MINUTE: "0" })).runsPerMinute).toBe(0);
+    for (const off of ["0", "00", " 0", 0])
+      expect(settings(envOf({ RUNS_PER_MINUTE: off })).runsPerMinute, String(off)).toBe(0);
+    expect(() => settings(envOf({ RUNS_PER_MINUTE: "-1" }))).toThrow(
+      /RUNS_PER_MINUTE must be a whole number \(0 or more\)/,
+    );
+  });
+
+  it.each([
+    [true, true],
+    ["true", true],
+    [" TRUE ", true],
+    ["1", true],
+    [false, false],
+    ["false", false],
+    ["0", false],
+    ["", false],
+    [undefined, false],
+  ])("a yes/no variable reads %j as %j", (value, expected) => {
+    expect(boolVar(value, "REQUIRE_API_KEYS")).toBe(expected);
+  });
+
+  it("a yes/no variable that is neither is a deployment error naming it", () => {
+    expect(() => boolVar("yes please", "REQUIRE_API_KEYS")).toThrow(ConfigurationError);
+    expect(() => boolVar("yes please", "REQUIRE_API_KEYS")).toThrow(/REQUIRE_API_KEYS must be/);
   });
 });

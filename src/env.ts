@@ -69,17 +69,32 @@ export interface Settings {
   destinations: DestinationTable;
 }
 
+/** A whole number of digits (a string), or an integer: `1e3`, `0x10` or `1.5` is refused. */
 function intVar(
   value: string | number | undefined,
   fallback: number,
   name: string,
   max = Infinity,
+  min = 1,
 ): number {
   if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`${name} must be a positive integer, got "${value}"`);
+  const n = typeof value === "number" || /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min) {
+    const kind = min === 0 ? "a whole number (0 or more)" : "a positive integer";
+    throw new Error(`${name} must be ${kind}, got "${value}"`);
+  }
   return Math.min(n, max);
+}
+
+/** `true`/`"true"`/`"1"` or `false`/`"false"`/`"0"`/unset, any case: anything else is a deployment error. */
+export function boolVar(value: string | boolean | undefined, name: string): boolean {
+  if (typeof value === "boolean") return value;
+  const v = (value ?? "").trim().toLowerCase();
+  if (v === "true" || v === "1") return true;
+  if (v === "false" || v === "0" || v === "") return false;
+  throw new ConfigurationError(
+    `the deployment's configuration is invalid: ${name} must be "true" or "false", got "${value}"`,
+  );
 }
 
 const cache = new WeakMap<object, Settings>();
@@ -134,10 +149,7 @@ function parseSettings(env: Env, fetcher: Fetcher): Settings {
     maxOutputBytes: intVar(env.MAX_OUTPUT_BYTES, 262_144, "MAX_OUTPUT_BYTES", 1_048_576),
     maxEventsPerRun: intVar(env.MAX_EVENTS_PER_RUN, 50_000, "MAX_EVENTS_PER_RUN"),
     webhookMaxAttempts: intVar(env.WEBHOOK_MAX_ATTEMPTS, 6, "WEBHOOK_MAX_ATTEMPTS", 20),
-    runsPerMinute:
-      env.RUNS_PER_MINUTE === "0" || env.RUNS_PER_MINUTE === 0
-        ? 0
-        : intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE"),
+    runsPerMinute: intVar(env.RUNS_PER_MINUTE, 600, "RUNS_PER_MINUTE", Infinity, 0),
     maxTemplateLength: intVar(env.MAX_TEMPLATE_LENGTH, 1024, "MAX_TEMPLATE_LENGTH"),
     // Capped: a plan crosses an RPC (structured clone), which overflows some thousands of levels down.
     maxJsonDepth: intVar(env.MAX_JSON_DEPTH, 64, "MAX_JSON_DEPTH", MAX_SAFE_DEPTH),

@@ -176,7 +176,7 @@ describe("a deployment that requires API keys", () => {
     );
 
   it("refuses /v1 requests with a 503 that says what to set while API_KEYS is unset", async () => {
-    for (const REQUIRE_API_KEYS of ["true", true]) {
+    for (const REQUIRE_API_KEYS of ["true", true, "TRUE", "1"]) {
       const res = await validate({ REQUIRE_API_KEYS, API_KEYS: "" });
       expect(res.status).toBe(503);
       const body = (await res.json()) as any;
@@ -204,6 +204,21 @@ describe("a deployment that requires API keys", () => {
   it("serves without authentication when explicitly opted out", async () => {
     const res = await validate({ REQUIRE_API_KEYS: "true", ALLOW_UNAUTHENTICATED: "true" });
     expect(res.status).toBe(200);
+  });
+
+  it("fails closed on a setting it cannot read: 500 misconfigured naming it, never auth off", async () => {
+    for (const bindings of [
+      { API_KEYS: "," },
+      { API_KEYS: " , " },
+      { REQUIRE_API_KEYS: "yes", API_KEYS: "" },
+      { REQUIRE_API_KEYS: "true", ALLOW_UNAUTHENTICATED: "maybe" },
+    ]) {
+      const res = await validate(bindings);
+      expect(res.status, JSON.stringify(bindings)).toBe(500);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("misconfigured");
+      expect(body.error.message).toMatch(/API_KEYS|ALLOW_UNAUTHENTICATED/);
+    }
   });
 
   it("authenticates as usual once API_KEYS is set", async () => {

@@ -12,17 +12,25 @@
  * breaks SPEC 6's 401 and makes a configured key such as `k!y@1` unusable.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { boolVar } from "../env";
+import { ConfigurationError } from "../errors";
 import type { AppEnv } from "./types";
 
 export const PUBLIC_OWNER = "public";
 
 let warned = false;
 
+/** The keys of `API_KEYS`; a value that is set but names no key (`,`) is a deployment error, not auth off. */
 export function parseApiKeys(value: string | undefined): string[] {
-  return (value ?? "")
+  const keys = (value ?? "")
     .split(",")
     .map((k) => k.trim())
     .filter((k) => k !== "");
+  if (keys.length === 0 && (value ?? "").trim() !== "")
+    throw new ConfigurationError(
+      "the deployment's configuration is invalid: API_KEYS is set but holds no key (comma-separated keys)",
+    );
+  return keys;
 }
 
 const encoder = new TextEncoder();
@@ -54,8 +62,6 @@ function unauthorized(c: Context<AppEnv>, message: string, challenge: string) {
   return c.json({ error: { code: "unauthorized", message } }, 401);
 }
 
-const isTrue = (value: string | boolean | undefined) => value === true || value === "true";
-
 const NOT_CONFIGURED =
   "API_KEYS is not set, and this deployment requires it (REQUIRE_API_KEYS=true, as in wrangler.toml's [env.production]): " +
   "every /v1 request is refused. Set keys with `wrangler secret put API_KEYS --env production`, " +
@@ -64,7 +70,8 @@ const NOT_CONFIGURED =
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const keys = parseApiKeys(c.env.API_KEYS);
   if (keys.length === 0) {
-    if (isTrue(c.env.REQUIRE_API_KEYS) && !isTrue(c.env.ALLOW_UNAUTHENTICATED)) {
+    const required = boolVar(c.env.REQUIRE_API_KEYS, "REQUIRE_API_KEYS");
+    if (required && !boolVar(c.env.ALLOW_UNAUTHENTICATED, "ALLOW_UNAUTHENTICATED")) {
       return c.json({ error: { code: "auth_not_configured", message: NOT_CONFIGURED } }, 503);
     }
     if (!warned) {
