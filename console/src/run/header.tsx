@@ -2,6 +2,7 @@
 import { duration, time } from "../format";
 import type { RunStatus } from "../types";
 import type { Connection } from "./live";
+import { liveProgress } from "./progress-model";
 
 export function StatusBadge({ status }: { status: string }) {
   return (
@@ -11,9 +12,9 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
-function Progress({ s }: { s: RunStatus }) {
+function Progress({ s, readAt, now }: { s: RunStatus; readAt: number; now: number }) {
   const p = s.progress;
-  const final = s.endedAt !== null;
+  const { elapsedMs, etaMs } = liveProgress(s, readAt, now);
   return (
     <div class="progress-block">
       <div class="progress" title={`${p.percentage}%`}>
@@ -21,10 +22,8 @@ function Progress({ s }: { s: RunStatus }) {
       </div>
       <div class="progress-text">
         <span data-testid="progress">{`${p.completedSteps}/${p.totalSteps} steps · ${p.percentage}%`}</span>
-        <span>{`elapsed ${duration(p.elapsedMs)}`}</span>
-        {!final && p.estimatedTimeRemainingMs > 0 && (
-          <span>{`ETA ${duration(p.estimatedTimeRemainingMs)}`}</span>
-        )}
+        <span data-testid="elapsed">{`elapsed ${duration(elapsedMs)}`}</span>
+        {etaMs > 0 && <span data-testid="eta">{`ETA ${duration(etaMs)}`}</span>}
         {p.runningSteps > 0 && <span>{`${p.runningSteps} running`}</span>}
       </div>
     </div>
@@ -78,10 +77,15 @@ function Webhook({ webhook }: { webhook: NonNullable<RunStatus["webhook"]> }) {
 
 export function RunHeader({
   s,
+  readAt,
+  now,
   connection,
   tags,
 }: {
   s: RunStatus;
+  /** When `s` was read, and the page's clock: the elapsed time and ETA tick between reads. */
+  readAt: number;
+  now: number;
   connection: Connection;
   tags?: Record<string, string> | undefined;
 }) {
@@ -102,7 +106,7 @@ export function RunHeader({
         {tags &&
           Object.entries(tags).map(([k, v]) => <span class="tag" key={k}>{`${k}:${v}`}</span>)}
       </div>
-      <Progress s={s} />
+      <Progress s={s} readAt={readAt} now={now} />
       <Summary s={s} />
       {s.error && <p class="run-error">{`${s.error.category}: ${s.error.message}`}</p>}
       {s.rollback && (

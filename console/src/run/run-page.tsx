@@ -22,7 +22,7 @@ function useNow(active: boolean): number {
 }
 
 export function RunPage({ runId }: { runId: string }) {
-  const { status, plan, events, connection, error, refresh } = useRun(runId);
+  const { status, readAt, plan, events, connection, error, refresh } = useRun(runId);
   const [selected, setSelected] = useState<string | null>(null);
   const model = useMemo(() => (plan ? graphOf(plan.plan.steps) : null), [plan]);
   const layout = useLayout(model);
@@ -49,7 +49,7 @@ export function RunPage({ runId }: { runId: string }) {
   const selectedStep = selectedIndex === null ? undefined : status.steps[selectedIndex];
   return (
     <div class="run-page">
-      <RunHeader s={status} connection={connection} tags={status.tags} />
+      <RunHeader s={status} readAt={readAt} now={now} connection={connection} tags={status.tags} />
       <Approvals s={status} onDone={refresh} />
       <Controls s={status} onDone={refresh} />
       {error && <p class="message">{error.message}</p>}

@@ -10,6 +10,8 @@ import { followEvents, type Connection } from "./live";
 
 export interface RunData {
   status: RunStatus | null;
+  /** When `status` was read (this page's clock). */
+  readAt: number;
   plan: RunPlan | null;
   events: RunEvent[];
   connection: Connection;
@@ -20,6 +22,7 @@ export interface RunData {
 
 export function useRun(runId: string): RunData {
   const [status, setStatus] = useState<RunStatus | null>(null);
+  const [readAt, setReadAt] = useState(0);
   const [plan, setPlan] = useState<RunPlan | null>(null);
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [connection, setConnection] = useState<Connection>("connecting");
@@ -41,6 +44,7 @@ export function useRun(runId: string): RunData {
         const s = await api.status(runId);
         latest.current = s;
         setStatus(s);
+        setReadAt(Date.now());
         setError(null);
         return s;
       } catch (err) {
@@ -95,7 +99,7 @@ export function useRun(runId: string): RunData {
     if (s && ended.current) setFollow((n) => n + 1);
   }, [readStatus]);
 
-  return { status, plan, events, connection, error, refresh };
+  return { status, readAt, plan, events, connection, error, refresh };
 }
 
 /**

