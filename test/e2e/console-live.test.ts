@@ -44,3 +44,21 @@ describe("console: the run header between events", () => {
     }
   });
 });
+
+describe("console: a run that does not exist", () => {
+  it("says so and stops following its event stream after the stream's 404", async () => {
+    const p = await page(`/runs/run_${"0".repeat(32)}`);
+    try {
+      // "ended": the page follows no more (without the 404 it would reconnect forever).
+      await waitFor(
+        p.page,
+        "the not-found page to stop following",
+        `document.querySelector("[data-testid=run-not-found]")?.dataset.connection === "ended"`,
+      );
+      expect(p.requests.filter((u) => new URL(u).pathname.endsWith("/events"))).toHaveLength(1);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});

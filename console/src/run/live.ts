@@ -2,7 +2,7 @@
  * Follows a run's event log over SSE (`GET /v1/runs/:id/events`, Accept: text/event-stream).
  * fetch() rather than EventSource, so the API key goes in the Authorization header (never
  * in the URL). When the stream drops or the server closes it before the run is final, it
- * reconnects with `Last-Event-ID`: no gap, no duplicate.
+ * reconnects with `Last-Event-ID`: no gap, no duplicate. A 404 (no such run) or a 401 stops it.
  */
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { authHeaders } from "../api";
@@ -24,7 +24,8 @@ export function followEvents(opts: FollowOptions): () => void {
   let lastId: string | null = null;
   let stopped = false;
 
-  async function readOnce(): Promise<void> {
+  /** Reads the stream until it ends; "gone" when there is nothing to follow. */
+  async function readOnce(): Promise<"gone" | void> {
     const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
     if (lastId !== null) headers["last-event-id"] = lastId;
     const res = await fetch(`/v1/runs/${encodeURIComponent(opts.runId)}/events`, {
@@ -33,6 +34,9 @@ export function followEvents(opts: FollowOptions): () => void {
       cache: "no-store",
     });
     if (res.status === 401) keyNeeded();
+    // No such run (or it was deleted), or the key was refused (the page mounts again, and
+    // follows again, once a key is given): asking again would get the same answer forever.
+    if (res.status === 404 || res.status === 401) return "gone";
     if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
     opts.onConnection("live");
     const reader = res.body
@@ -67,10 +71,10 @@ export function followEvents(opts: FollowOptions): () => void {
     opts.onConnection("connecting");
     while (!stopped) {
       try {
-        await readOnce();
+        const gone = (await readOnce()) === "gone";
         delay = 1000;
         if (stopped) return;
-        if (await opts.isFinal()) {
+        if (gone || (await opts.isFinal())) {
           opts.onConnection("ended");
           return;
         }

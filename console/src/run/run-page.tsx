@@ -37,7 +37,7 @@ export function RunPage({ runId }: { runId: string }) {
 
   if (error && isNotFound(error))
     return (
-      <div class="page">
+      <div class="page" data-testid="run-not-found" data-connection={connection}>
         <h1>Run not found</h1>
         <p>{`No run ${runId} for this API key.`}</p>
         <a href="/">Back to runs</a>
