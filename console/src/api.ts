@@ -35,7 +35,8 @@ export function authHeaders(): Record<string, string> {
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
-  for (const [k, v] of Object.entries(authHeaders())) headers.set(k, v);
+  const key = apiKey();
+  if (key) headers.set("authorization", `Bearer ${key}`);
   const res = await fetch(path, { ...init, headers, cache: "no-cache" });
   if (res.ok) return res;
   let body: ApiErrorBody | undefined;
@@ -44,7 +45,7 @@ async function request(path: string, init: RequestInit = {}): Promise<Response> 
   } catch {
     // not JSON: the status says it all
   }
-  if (res.status === 401) keyNeeded();
+  if (res.status === 401) keyNeeded(key);
   throw new ApiError(
     res.status,
     body?.code ?? "http_error",

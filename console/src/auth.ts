@@ -17,7 +17,8 @@ export function forgetApiKey(): void {
   sessionStorage.removeItem(KEY);
 }
 
-type Listener = () => void;
+/** `refused`: a key was sent and the API did not take it (as opposed to no key at all). */
+type Listener = (refused: boolean) => void;
 const listeners = new Set<Listener>();
 
 /** The API answered 401: whoever shows the key prompt hears it. */
@@ -26,7 +27,12 @@ export function onKeyNeeded(listener: Listener): () => void {
   return () => listeners.delete(listener);
 }
 
-export function keyNeeded(): void {
+/**
+ * The API answered 401 to a request sent with `sentKey` (null: none). A key set since that
+ * request left is not the one refused: it stays, and nobody is asked again.
+ */
+export function keyNeeded(sentKey: string | null): void {
+  if (sentKey !== apiKey()) return;
   forgetApiKey();
-  for (const l of listeners) l();
+  for (const l of listeners) l(sentKey !== null);
 }

@@ -7,8 +7,11 @@ import { RunsPage } from "./pages/runs-page";
 import { useRoute } from "./router";
 import { RunPage } from "./run/run-page";
 
-/** Asked when the API answers 401 (the Worker has API_KEYS set). */
-function KeyPrompt({ onKey }: { onKey: () => void }) {
+/**
+ * Asked when the API answers 401 (the Worker has API_KEYS set); `refused`: the key entered
+ * last was not taken, which the prompt says (else it would only come back, empty).
+ */
+function KeyPrompt({ refused, onKey }: { refused: boolean; onKey: () => void }) {
   const [value, setValue] = useState("");
   return (
     <div class="modal-backdrop">
@@ -26,6 +29,11 @@ function KeyPrompt({ onKey }: { onKey: () => void }) {
           This edgestep needs an API key. It is kept in this tab only (sessionStorage) and sent in
           the Authorization header.
         </p>
+        {refused && (
+          <p class="message" data-testid="key-refused">
+            That key was refused (401): check it and enter it again.
+          </p>
+        )}
         <input
           type="password"
           name="apiKey"
@@ -44,10 +52,13 @@ function KeyPrompt({ onKey }: { onKey: () => void }) {
 
 function App() {
   const route = useRoute();
-  const [needKey, setNeedKey] = useState(false);
+  /** null: no prompt; else whether the key last entered was refused. */
+  const [needKey, setNeedKey] = useState<{ refused: boolean } | null>(null);
   /** Bumped when a key is entered: pages mount again and read with it. */
   const [session, setSession] = useState(0);
-  useEffect(() => onKeyNeeded(() => setNeedKey(true)), []);
+  // A prompt already shown stays as it is: a page still polling without a key (the runs list)
+  // must not clear the word that the key entered was refused.
+  useEffect(() => onKeyNeeded((refused) => setNeedKey((shown) => shown ?? { refused })), []);
   const tab = route.page === "playground" ? "playground" : "runs";
   return (
     <>
@@ -82,8 +93,9 @@ function App() {
       </main>
       {needKey && (
         <KeyPrompt
+          refused={needKey.refused}
           onKey={() => {
-            setNeedKey(false);
+            setNeedKey(null);
             setSession((n) => n + 1);
           }}
         />

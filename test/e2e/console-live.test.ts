@@ -4,8 +4,9 @@
  * following it, and a refused API key says so. Waits are on DOM states, never on sleeps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectNoProblems, nodeIs, waitFor } from "./browser.ts";
+import { expectNoProblems, nodeIs, openPage, runStatusIs, waitFor } from "./browser.ts";
 import {
+  KEY,
   consoleClient,
   startConsoleEnv,
   stopConsoleEnv,
@@ -20,7 +21,7 @@ afterAll(async () => {
   await stopConsoleEnv(env ?? {});
 });
 
-const { submit, page } = consoleClient(() => env);
+const { submit, page, url } = consoleClient(() => env);
 const text = (selector: string) =>
   `document.querySelector(${JSON.stringify(selector)})?.textContent ?? null`;
 
@@ -56,6 +57,30 @@ describe("console: a run that does not exist", () => {
         `document.querySelector("[data-testid=run-not-found]")?.dataset.connection === "ended"`,
       );
       expect(p.requests.filter((u) => new URL(u).pathname.endsWith("/events"))).toHaveLength(1);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe("console: a refused API key", () => {
+  it("brings the prompt back saying the key was refused; the right key then shows the run", async () => {
+    const runId = await submit({ steps: [{ id: "only", tool: "pass" }] });
+    const p = await openPage(env.browser);
+    try {
+      await p.page.goto(url(`/runs/${runId}`), { waitUntil: "domcontentloaded" });
+      const input = ".key-prompt input[name=apiKey]";
+      await p.page.waitForSelector(input);
+      expect(await p.page.$("[data-testid=key-refused]")).toBeNull(); // no key yet: nothing refused
+      await p.page.type(input, "not-the-key");
+      await p.page.click(".key-prompt button[type=submit]");
+      await p.page.waitForSelector(".key-prompt [data-testid=key-refused]");
+      expect(await p.page.evaluate(() => sessionStorage.getItem("edgestep.apiKey"))).toBeNull();
+      await p.page.type(input, KEY);
+      await p.page.click(".key-prompt button[type=submit]");
+      await waitFor(p.page, "the run after the right key", runStatusIs("completed"));
+      expect(await p.page.$(".key-prompt")).toBeNull();
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -6,7 +6,7 @@
  */
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { authHeaders } from "../api";
-import { keyNeeded } from "../auth";
+import { apiKey, keyNeeded } from "../auth";
 import type { RunEvent } from "../types";
 
 export type Connection = "connecting" | "live" | "reconnecting" | "ended";
@@ -26,6 +26,7 @@ export function followEvents(opts: FollowOptions): () => void {
 
   /** Reads the stream until it ends; "gone" when there is nothing to follow. */
   async function readOnce(): Promise<"gone" | void> {
+    const key = apiKey();
     const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
     if (lastId !== null) headers["last-event-id"] = lastId;
     const res = await fetch(`/v1/runs/${encodeURIComponent(opts.runId)}/events`, {
@@ -33,7 +34,7 @@ export function followEvents(opts: FollowOptions): () => void {
       signal: abort.signal,
       cache: "no-store",
     });
-    if (res.status === 401) keyNeeded();
+    if (res.status === 401) keyNeeded(key);
     // No such run (or it was deleted), or the key was refused (the page mounts again, and
     // follows again, once a key is given): asking again would get the same answer forever.
     if (res.status === 404 || res.status === 401) return "gone";
