@@ -4,7 +4,7 @@
  * following it, and a refused API key says so. Waits are on DOM states, never on sleeps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectNoProblems, nodeIs, openPage, runStatusIs, waitFor } from "./browser.ts";
+import { clickNode, expectNoProblems, nodeIs, openPage, runStatusIs, waitFor } from "./browser.ts";
 import {
   KEY,
   consoleClient,
@@ -81,6 +81,40 @@ describe("console: a refused API key", () => {
       await p.page.click(".key-prompt button[type=submit]");
       await waitFor(p.page, "the run after the right key", runStatusIs("completed"));
       expect(await p.page.$(".key-prompt")).toBeNull();
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe("console: the waterfall of a forEach step", () => {
+  it("shows, under the selected step, each item's attempts and its own backoff", async () => {
+    const key = `items-${Date.now()}`;
+    const runId = await submit({
+      steps: [
+        {
+          id: "each",
+          tool: "http",
+          // Item 0 fails once then succeeds; item 1 succeeds at once.
+          forEach: ["500,200", "200"],
+          retry: { maxRetries: 2, baseDelayMs: 200, jitter: "none" },
+          params: { url: `${env.upstream.url}/script/${key}-\${index}?plan=\${item}` },
+        },
+      ],
+    });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await waitFor(p.page, "the run completed", runStatusIs("completed"));
+      await clickNode(p.page, "each");
+      const item = (k: number) => `.tl-sub[data-item-of="each"][data-item="${k}"]`;
+      await p.page.waitForSelector(`${item(0)} .seg.k-attempt.o-succeeded`);
+      const kinds = (k: number) =>
+        p.page.$$eval(`${item(k)} .seg`, (ss) =>
+          ss.map((s) => [...s.classList].filter((c) => /^[ko]-/.test(c)).join(" ")),
+        );
+      expect(await kinds(0)).toEqual(["k-attempt o-failed", "k-backoff", "k-attempt o-succeeded"]);
+      expect(await kinds(1)).toEqual(["k-attempt o-succeeded"]);
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -8,6 +8,7 @@ import { RunHeader } from "./header";
 import { SidePanel } from "./side-panel";
 import { TimelineView } from "./timeline";
 import { buildTimeline } from "./timeline-model";
+import { useItemAttempts } from "./use-item-attempts";
 import { isNotFound, settled, useRun } from "./use-run";
 
 /** Re-renders every second while the run is live (elapsed times, open bars). */
@@ -33,7 +34,8 @@ export function RunPage({ runId }: { runId: string }) {
     // The path changes as steps end, not every second.
     [model, status?.progress.completedSteps, status?.endedAt],
   );
-  const timeline = useMemo(() => buildTimeline(events), [events]);
+  const itemLogs = useItemAttempts(runId, status?.steps);
+  const timeline = useMemo(() => buildTimeline(events, itemLogs), [events, itemLogs]);
 
   if (error && isNotFound(error))
     return (

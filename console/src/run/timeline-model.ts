@@ -1,9 +1,11 @@
 /**
  * The waterfall, built from the run's event log: per step, its attempts (and how each
  * ended), the backoff gaps before retries, the waits (approval, callback, timer, quota) and the
- * compensation that undid it. Pure: a function of the events.
+ * compensation that undid it. Pure: a function of the events, and of the forEach steps'
+ * attempt logs (the events have no item attempts: item-timeline.ts draws those).
  */
 import type { RunEvent } from "../types";
+import { forEachTimeline, type AttemptLog, type ItemLane } from "./item-timeline";
 
 export type SegmentKind = "attempt" | "backoff" | "wait" | "compensation";
 export type Outcome = "succeeded" | "failed" | "cancelled";
@@ -22,6 +24,8 @@ export interface Lane {
   segments: Segment[];
   /** When and why it was skipped, if it was. */
   skipped?: { at: number; reason: string };
+  /** A forEach step's: each item's attempts and backoffs (once its attempt log is read). */
+  items?: ItemLane[];
 }
 
 export interface Timeline {
@@ -43,8 +47,17 @@ function close(lane: Lane, at: number, outcome?: Outcome, suffix = ""): void {
   if (suffix) open.label += suffix;
 }
 
-export function buildTimeline(events: readonly RunEvent[]): Timeline {
+/**
+ * `itemLogs`: the attempt logs of forEach steps, by step id. Without one, a forEach step's row
+ * is one bar from its start to its end: its items retry each on their own schedule, so the
+ * step's rounds of retries say nothing of when any item ran.
+ */
+export function buildTimeline(
+  events: readonly RunEvent[],
+  itemLogs: ReadonlyMap<string, AttemptLog> = new Map(),
+): Timeline {
   const lanes = new Map<string, Lane>();
+  const forEach = new Set<string>();
   const lane = (stepId: string) => {
     let l = lanes.get(stepId);
     if (!l) lanes.set(stepId, (l = { stepId, segments: [] }));
@@ -65,6 +78,7 @@ export function buildTimeline(events: readonly RunEvent[]): Timeline {
     const l = lane(e.stepId);
     switch (e.type) {
       case "step_started":
+        if (d.forEach) forEach.add(e.stepId);
         close(l, at);
         l.segments.push({
           kind: "attempt",
@@ -89,6 +103,7 @@ export function buildTimeline(events: readonly RunEvent[]): Timeline {
         l.segments.push({ kind: "wait", start: at, end: null, label: "waiting for quota" });
         break;
       case "step_retry_scheduled":
+        if (forEach.has(e.stepId)) break; // its items' retries, not a retry of the step
         close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");
         l.segments.push({ kind: "backoff", start: at, end: null, label: "backoff" });
         break;
@@ -109,6 +124,18 @@ export function buildTimeline(events: readonly RunEvent[]): Timeline {
         break;
     }
   }
+  for (const id of forEach) {
+    const log = itemLogs.get(id);
+    if (log?.length) withItems(lanes.get(id)!, log);
+  }
   const first = (l: Lane) => l.segments[0]?.start ?? l.skipped?.at ?? Infinity;
   return { start, end, lanes: [...lanes.values()].sort((a, b) => first(a) - first(b)) };
+}
+
+/** A forEach step's row from its attempt log; its waits and compensation stay the events'. */
+function withItems(lane: Lane, log: AttemptLog): void {
+  const { row, items } = forEachTimeline(log);
+  const others = lane.segments.filter((s) => s.kind === "wait" || s.kind === "compensation");
+  lane.segments = [...row, ...others].sort((a, b) => a.start - b.start);
+  lane.items = items;
 }

@@ -1,4 +1,9 @@
-/** The waterfall of a run: one row per step, its attempts, backoffs, waits and compensation. */
+/**
+ * The waterfall of a run: one row per step, its attempts, backoffs, waits and compensation;
+ * under the selected forEach step, a row per item.
+ */
+import { Fragment } from "preact";
+import type { ItemLane } from "./item-timeline";
 import type { Lane, Segment, Timeline } from "./timeline-model";
 import { duration } from "../format";
 
@@ -12,6 +17,8 @@ interface Props {
 
 /** Rows past this many are left out: the graph shows every step, this shows how time went. */
 const MAX_ROWS = 400;
+/** The selected forEach step's items shown under its row, at most. */
+const MAX_ITEM_ROWS = 50;
 
 function SegmentBar({ s, x0, span, now }: { s: Segment; x0: number; span: number; now: number }) {
   const end = s.end ?? now;
@@ -63,6 +70,34 @@ function Row(props: {
   );
 }
 
+/** The selected forEach step's items, each its own attempts and backoffs. */
+function ItemRows(props: {
+  stepId: string;
+  items: ItemLane[];
+  x0: number;
+  span: number;
+  now: number;
+}) {
+  const { items, x0, span, now } = props;
+  return (
+    <>
+      {items.slice(0, MAX_ITEM_ROWS).map((it) => (
+        <div class="tl-sub" key={it.item} data-item-of={props.stepId} data-item={it.item}>
+          <div class="tl-name">{`item ${it.item}`}</div>
+          <div class="tl-track">
+            {it.segments.map((s, k) => (
+              <SegmentBar key={k} s={s} x0={x0} span={span} now={now} />
+            ))}
+          </div>
+        </div>
+      ))}
+      {items.length > MAX_ITEM_ROWS && (
+        <p class="muted small">{`${items.length - MAX_ITEM_ROWS} more items not shown`}</p>
+      )}
+    </>
+  );
+}
+
 export function TimelineView({ timeline, now, live, selectedStepId, onSelect }: Props) {
   if (timeline.start === null) return <p class="muted">Nothing has happened yet.</p>;
   const x0 = timeline.start;
@@ -77,15 +112,19 @@ export function TimelineView({ timeline, now, live, selectedStepId, onSelect }: 
         <span>{duration(span)}</span>
       </div>
       {lanes.map((lane) => (
-        <Row
-          key={lane.stepId}
-          lane={lane}
-          x0={x0}
-          span={span}
-          now={now}
-          selected={lane.stepId === selectedStepId}
-          onSelect={() => onSelect(lane.stepId)}
-        />
+        <Fragment key={lane.stepId}>
+          <Row
+            lane={lane}
+            x0={x0}
+            span={span}
+            now={now}
+            selected={lane.stepId === selectedStepId}
+            onSelect={() => onSelect(lane.stepId)}
+          />
+          {lane.stepId === selectedStepId && lane.items && (
+            <ItemRows stepId={lane.stepId} items={lane.items} x0={x0} span={span} now={now} />
+          )}
+        </Fragment>
       ))}
       {timeline.lanes.length > MAX_ROWS && (
         <p class="muted">{`${timeline.lanes.length - MAX_ROWS} more steps not shown`}</p>
