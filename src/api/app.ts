@@ -6,6 +6,7 @@ import { EdgestepError, InvalidPlanError } from "../errors";
 import { allowedMethods } from "./allowed-methods";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
+import { consoleAsset } from "./console-assets";
 import { runStats } from "./listing";
 import { destinationRoutes } from "./destinations";
 import { cachedOpenApiDocument } from "./openapi/document";
@@ -33,7 +34,7 @@ export function createApp() {
   let methodsOf: ((path: string) => string[]) | undefined;
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
-    if (c.env.ASSETS && !isApiPath(path)) return c.env.ASSETS.fetch(c.req.raw);
+    if (c.env.ASSETS && !isApiPath(path)) return consoleAsset(c.env.ASSETS, c.req.raw);
     methodsOf ??= allowedMethods(app.routes);
     const allowed = methodsOf(path);
     if (allowed.length > 0) {

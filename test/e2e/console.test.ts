@@ -60,8 +60,16 @@ describe("console: serving and the API key", () => {
     const script = await fetch(url("/assets/main.js"));
     expect(script.headers.get("content-type")).toContain("javascript");
     expect(script.headers.get("x-content-type-options")).toBe("nosniff");
-    const deep = await fetch(url("/runs/run_x"), { headers: { "sec-fetch-mode": "navigate" } });
-    expect(await deep.text()).toContain('<div id="app">');
+    for (const page of ["/runs/run_x", "/playground"]) {
+      const deep = await fetch(url(page), { headers: { "sec-fetch-mode": "navigate" } });
+      expect(deep.status).toBe(200);
+      expect(await deep.text()).toContain('<div id="app">');
+    }
+    // A path that names a file (an extension) and is not one is a 404, not the console's page.
+    for (const missing of ["/assets/nope.js", "/favicon-missing.png"]) {
+      const res = await fetch(url(missing));
+      expect([missing, res.status]).toEqual([missing, 404]);
+    }
   });
 
   it("asks for the key, keeps it in sessionStorage only, and shows the run", async () => {
