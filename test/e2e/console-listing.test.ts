@@ -47,7 +47,7 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
     await waitForRun(ids.b, "waiting");
     ids.c = await submit({
       name: "list-c",
-      tags: { team: "blue", tier: "1" },
+      tags: { team: "blue", tier: "1", region: "eu west" },
       steps: [
         { id: "bad", tool: "http", params: { url: `${env.upstream.url}/script/list-c?plan=404` } },
       ],
@@ -88,6 +88,14 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
       await waitFor(p.page, "tag filter", listedAre(["list-c", "list-a"]));
       await p.page.type("input[name=tag]", " tier:1");
       await waitFor(p.page, "two tags, both must match", listedAre(["list-c"]));
+      // A value with a space, quoted.
+      await p.page.$eval("input[name=tag]", (i) => {
+        (i as HTMLInputElement).value = "";
+        i.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      await waitFor(p.page, "no tag filter", listedAre(["list-c", "list-b", "list-a"]));
+      await p.page.type("input[name=tag]", 'region:"eu west"');
+      await waitFor(p.page, "a quoted tag value", listedAre(["list-c"]));
       expectNoProblems(p);
     } finally {
       await p.close();

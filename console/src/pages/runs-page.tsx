@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { ago, duration } from "../format";
 import { listUpTo } from "./list-up-to";
+import { parseTagFilter } from "./tag-filter";
 import { StatusBadge } from "../run/header";
 import { navigate, runPath } from "../router";
 import { RUN_STATUSES, type RunListEntry, type RunStats } from "../types";
@@ -121,7 +122,7 @@ export function RunsPage() {
   useEffect(() => {
     let stop = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const tags = applied.tags.split(/[\s,]+/).filter(Boolean);
+    const tags = parseTagFilter(applied.tags);
     const load = async () => {
       try {
         const [page, counts] = await Promise.all([
@@ -156,7 +157,7 @@ export function RunsPage() {
 
   const more = async () => {
     if (!next) return;
-    const tags = applied.tags.split(/[\s,]+/).filter(Boolean);
+    const tags = parseTagFilter(applied.tags);
     const page = await api.list({ ...applied, tags, cursor: next });
     setRuns((r) => [...(r ?? []), ...page.runs]);
     shown.current += page.runs.length;
@@ -207,7 +208,7 @@ export function RunsPage() {
         <input name="name" placeholder="name (exact)" value={filters.name} onInput={set("name")} />
         <input
           name="tag"
-          placeholder="tags key:value …"
+          placeholder='tags key:value … (key:"a value" with spaces)'
           value={filters.tags}
           onInput={set("tags")}
         />
