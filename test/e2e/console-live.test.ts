@@ -121,3 +121,40 @@ describe("console: the waterfall of a forEach step", () => {
     }
   });
 });
+
+describe("console: the side panel with long content", () => {
+  it("wraps long errors, params and templates and scrolls, never wider than itself", async () => {
+    const long = "x".repeat(600);
+    const runId = await submit({
+      steps: [
+        { id: "big", tool: "pass", params: { value: long } },
+        {
+          id: "bad",
+          tool: "http",
+          retry: { maxRetries: 0 },
+          params: { url: `${env.upstream.url}/script/${long}?plan=404` },
+        },
+        { id: "never", tool: "pass", when: `\${steps.big.data.${long}}` },
+      ],
+    });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await waitFor(p.page, "the run failed", runStatusIs("partial"));
+      for (const id of ["big", "bad", "never"]) {
+        await clickNode(p.page, id);
+        await p.page.waitForSelector(
+          `.side-panel[data-step-id="${id}"] table.attempts, .side-panel[data-step-id="${id}"] p.muted`,
+        );
+        await p.page.waitForSelector(`.side-panel[data-step-id="${id}"] pre.output`);
+        const { scroll, client } = await p.page.$eval(".side-panel", (e) => ({
+          scroll: e.scrollWidth,
+          client: e.clientWidth,
+        }));
+        expect([id, scroll]).toEqual([id, client]);
+      }
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
