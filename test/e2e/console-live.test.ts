@@ -1,7 +1,8 @@
 /**
- * The run page's feedback between events (console.test.ts has the run page's main paths):
- * the header ticks while the run is live, a run that does not exist stops the page from
- * following it, and a refused API key says so. Waits are on DOM states, never on sleeps.
+ * The run page beyond console.test.ts's main paths: the header ticks while the run is live, a
+ * run that does not exist stops the page from following it, a refused API key says so, a
+ * forEach step's items in the waterfall, the side panel with long content, and the legend's
+ * colours. Waits are on DOM states, never on sleeps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clickNode, expectNoProblems, nodeIs, openPage, runStatusIs, waitFor } from "./browser.ts";
@@ -152,6 +153,40 @@ describe("console: the side panel with long content", () => {
         }));
         expect([id, scroll]).toEqual([id, client]);
       }
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe("console: the graph's legend", () => {
+  it("has a key for every node status, coloured as that node is", async () => {
+    const runId = await submit({ steps: [{ id: "x", tool: "pass" }] });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await p.page.waitForSelector(".legend .key");
+      const colours = await p.page.evaluate(() => {
+        const svg = document.querySelector(".dag svg")!;
+        const statuses = ["pending", "running", "waiting", "retrying", "succeeded", "failed"];
+        return [...statuses, "skipped", "cancelled"].map((status) => {
+          // A node of that status beside the graph's own, read as the browser styles it.
+          const g = document.createElementNS("http://www.w3.org/2000/svg", "g");
+          g.setAttribute("class", `node s-${status}`);
+          const box = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+          box.setAttribute("class", "box");
+          box.style.animation = "none"; // a running node pulses: compare its resting colour
+          g.appendChild(box);
+          svg.appendChild(g);
+          const node = getComputedStyle(box);
+          const drawn = [node.fill, node.stroke];
+          g.remove();
+          const key = document.querySelector(`.legend .key.s-${status}`);
+          const style = key && getComputedStyle(key);
+          return [status, drawn, style ? [style.backgroundColor, style.borderTopColor] : null];
+        });
+      });
+      for (const [status, node, key] of colours) expect([status, key]).toEqual([status, node]);
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -74,9 +74,11 @@ export function RunPage({ runId }: { runId: string }) {
                 onSelect={(i) => setSelected(model.ids[i] ?? null)}
               />
               <div class="legend">
+                <span class="key s-pending" /> pending
                 <span class="key s-succeeded" /> succeeded <span class="key s-running" /> running
                 <span class="key s-waiting" /> waiting <span class="key s-retrying" /> retrying
                 <span class="key s-failed" /> failed <span class="key s-skipped" /> skipped
+                <span class="key s-cancelled" /> cancelled
                 <span class="key critical" /> critical path
                 <span class="key compensation" /> compensation
               </div>
