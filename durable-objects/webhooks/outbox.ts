@@ -140,5 +140,4 @@ export class WebhookOutbox {
       return "delivered";
     return attempts.some((r) => r.attempt >= this.deps.maxAttempts) ? "failed" : "pending";
   }
-
 }
