@@ -279,6 +279,12 @@ describe("errors through the client", () => {
     expect(err.retryAfterSeconds).toBeGreaterThan(0);
   });
 
+  it("auth_not_configured (503) is not retryable: only the deployment's operator can fix it", async () => {
+    const unconfigured = withEnv({ API_KEYS: "", REQUIRE_API_KEYS: "true" });
+    const err = await failure(unconfigured.createRun(chain));
+    expect(err).toMatchObject({ code: "auth_not_configured", status: 503, retryable: false });
+  });
+
   it("network_error (status 0) when the Worker cannot be reached", async () => {
     const down = new EdgestepClient({
       url: "http://edgestep.test",
@@ -353,6 +359,20 @@ describe("the event stream through the client", () => {
     expect(Number(dropping.lastEventIds[1])).toBeGreaterThan(0);
     expect(Number(dropping.lastEventIds[2])).toBeGreaterThan(Number(dropping.lastEventIds[1]));
     expect(Number(dropping.lastEventIds[3])).toBe(all.at(-1)!.seq);
+  });
+
+  it("a connection that ends before any event (a proxy closing an idle stream) is not the end: it reconnects", async () => {
+    const { runId } = await client.createRun(chain);
+    await drive(runId);
+    const all = (await client.listEvents(runId, { limit: 1000 })).events;
+    let cut = 0;
+    const idleCut = async (request: Request) => {
+      if (request.headers.get("accept") !== "text/event-stream" || cut++ > 0)
+        return worker(request);
+      return new Response(": keep-alive\n\n", { headers: { "content-type": "text/event-stream" } });
+    };
+    const cutting = new EdgestepClient({ url: "http://edgestep.test", fetch: idleCut });
+    expect(await collect(cutting.events(runId, { reconnectDelayMs: 1 }))).toEqual(all);
   });
 
   it("gives up after maxReconnects failures in a row", async () => {

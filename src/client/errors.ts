@@ -35,10 +35,10 @@ export class EdgestepApiError extends Error {
 
   /**
    * Worth sending again (with the same Idempotency-Key): no answer, 408, 429 or a 5xx, but not
-   * `misconfigured` (a bad variable of the deployment stays bad until its operator fixes it).
+   * `misconfigured` or `auth_not_configured` (the deployment stays so until its operator acts).
    */
   get retryable(): boolean {
-    if (this.code === "misconfigured") return false;
+    if (this.code === "misconfigured" || this.code === "auth_not_configured") return false;
     return this.status === 0 || this.status === 408 || this.status === 429 || this.status >= 500;
   }
 }

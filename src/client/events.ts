@@ -1,8 +1,8 @@
 /**
  * A run's events as an async iterator over the SSE stream (`GET /v1/runs/:runId/events` with
  * `Accept: text/event-stream`). When the connection drops it reconnects with `Last-Event-ID`
- * (no gap, no repeat), as an EventSource would, and it ends when the Worker says nothing more
- * will come: a 204 (the run is final and every event was sent).
+ * (no gap, no repeat), as an EventSource would, and it ends only when the Worker says nothing
+ * more will come: a 204 (the run is final and every event was sent).
  */
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { EdgestepApiError, errorFromResponse } from "./errors.ts";
@@ -61,10 +61,10 @@ export async function* runEvents(
       } finally {
         reader.cancel().catch(() => {});
       }
-      // A clean end: the run is final and drained (a reconnection answers 204), unless it was
-      // redriven meanwhile. A connection that brought nothing is taken as the end as well
-      // (a Worker older than the 204 answers a drained run with an empty 200).
-      if (received === 0) return;
+      // A clean end: the run is final and drained (the reconnection answers 204), unless it was
+      // redriven meanwhile. One that brought nothing was cut while the run was quiet (a proxy
+      // closing an idle stream): only a 204 ends the iteration, so reconnect, after a pause.
+      if (received === 0) await delay(delayMs, signal);
     } catch (err) {
       if (signal?.aborted || !transient(err) || ++failures > maxReconnects) throw err;
       await delay(delayMs * 2 ** (failures - 1), signal);
