@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../src/engine/retention";
-import { api, byId, started, status, stepDetail, submit } from "./helpers";
+import { api, byId, events, started, status, stepDetail, submit } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, runAlarm, runStub, until } from "./helpers";
 import { script, unique, upstreamCalls } from "./helpers";
@@ -77,6 +77,31 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     expect(new Set(bCalls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:b`]));
     expect(bCalls[bCalls.length - 1]!.attempt).toBe(2);
     expect(await upstreamCalls(`/script/${key}-c`)).toHaveLength(1);
+  });
+
+  it("the iteration a restart cut off goes on uncounted: a crash costs the run no iteration", async () => {
+    const key = unique("dur-iter");
+    const runId = await started({
+      config: { mode: { type: "continuous", maxIterations: 1 } },
+      steps: [
+        {
+          id: "a",
+          tool: "http",
+          params: { url: script(`${key}-a`, "?delay=400") },
+          retry: { baseDelayMs: 0, jitter: "none" },
+        },
+      ],
+    });
+    const inFlight = alarmInBackground(runId);
+    await untilRunning(runId, "a");
+    await abortObject(runId);
+    await inFlight;
+
+    const final = await drive(runId);
+    expect(final).toMatchObject({ status: "completed", iterations: 1 });
+    const types = (await events(runId)).map((e: any) => e.type);
+    expect(types.filter((t: string) => t === "iteration_started")).toHaveLength(1);
+    expect(types.filter((t: string) => t === "iteration_finished")).toHaveLength(1);
   });
 
   it("an interrupted attempt counts against maxRetries", async () => {

@@ -71,11 +71,13 @@ export class Iteration {
         this.finish(start.status, now);
         return null;
       case "run":
+        c.beginIteration(run, now);
+        break;
+      case "resume":
         break;
       default:
         start satisfies never;
     }
-    c.beginIteration(run, now);
     await this.ctx.alarm.renewLease();
     for (const i of this.s.interrupted) this.steps.recover(i, now);
     return this.end(await this.loop(), run.status);

@@ -52,6 +52,21 @@ describe("startIteration", () => {
     });
   });
 
+  it("carries on an iteration a restart cut off (steps found running): uncounted, past any limit", () => {
+    const p = chain(2, { type: "continuous", maxIterations: 3 });
+    const rows = pending(2);
+    rows[0] = { status: "running" as const, nextAttemptAt: null, waitingFor: null };
+    const s = createScheduler(p, rows);
+    expect(startIteration(s, p.config.mode, { iterations: 3, iterationBudget: null }, 0)).toEqual({
+      type: "resume",
+    });
+    const bounded = chain(2, { type: "bounded", iterations: 1 });
+    const t = createScheduler(bounded, rows);
+    expect(
+      startIteration(t, bounded.config.mode, { iterations: 1, iterationBudget: 1 }, 0),
+    ).toEqual({ type: "resume" });
+  });
+
   it("fails a continuous run that used its iterations", () => {
     const p = chain(2, { type: "continuous", maxIterations: 3 });
     const s = createScheduler(p, pending(2));

@@ -29,7 +29,12 @@ export type IterationStart =
   | { type: "limit_exceeded"; max: number }
   /** An outside answer finished the last step after the run iterated: it ends, with no iteration. */
   | { type: "finish"; status: FinalStatus }
-  | { type: "run" };
+  | { type: "run" }
+  /**
+   * Steps were found in flight: a restart cut the last iteration off, and this one carries it
+   * on. It is not counted again, and no limit applies: a crash costs the run no iteration.
+   */
+  | { type: "resume" };
 
 export type IterationEnd =
   | { type: "finish"; status: FinalStatus }
@@ -56,6 +61,7 @@ export function startIteration(
   // Nothing is left to iterate for, so no iteration limit or budget applies (a first
   // iteration still runs, to start the run even when every step was skipped at the gate).
   if (!hasWork && run.iterations > 0) return { type: "finish", status: finalStatus(s) };
+  if (s.interrupted.length > 0 && run.iterations > 0) return { type: "resume" };
   // A redrive grants a fresh allowance: iterationBudget then holds the new ceiling.
   if (mode.type === "continuous" && run.iterations >= (run.iterationBudget ?? mode.maxIterations))
     return { type: "limit_exceeded", max: mode.maxIterations };
