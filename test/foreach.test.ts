@@ -4,7 +4,7 @@
  * (own Idempotency-Key, own retries); `data` is the item data in item order.
  */
 import { describe, expect, it } from "vitest";
-import { byId, post, started, status, stepDetail } from "./helpers";
+import { byId, events, post, started, status, stepDetail } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, runStub, until } from "./helpers";
 import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
@@ -98,6 +98,10 @@ describe("forEach: items and data", () => {
       { item: 3, index: 2 },
       { item: null, index: 3 },
     ]);
+    // The step succeeds as a whole (its items made the attempts): its event names no attempt.
+    const succeeded = (await events(runId)).filter((e) => e.type === "step_succeeded");
+    expect(succeeded).toEqual([expect.not.objectContaining({ attempt: expect.anything() })]);
+    expect(succeeded[0].stepId).toBe("each");
   });
 
   it("a later step reads the forEach data as an array", async () => {

@@ -79,7 +79,7 @@ export function commitVerdict(
   const i = step.index;
   if (verdict.type === "succeeded") {
     c.steps.succeeded(i, attempt, verdict.data, verdict.status, now - startedAt, now);
-    c.events.append("step_succeeded", now, step.id, attempt ?? 0, { executionMs: now - startedAt });
+    c.events.append("step_succeeded", now, step.id, attempt, { executionMs: now - startedAt });
     return;
   }
   if (verdict.type === "suspended") {
@@ -206,7 +206,7 @@ function suspended(
     c.events.append("quota_wait", now, step.id, null, quotaWaitData(suspension));
     return;
   }
-  c.events.append("step_waiting", now, step.id, attempt ?? 0, {
+  c.events.append("step_waiting", now, step.id, attempt, {
     waitingFor: suspension.waitingFor,
     ...(until !== null && { until: new Date(until).toISOString() }),
   });
