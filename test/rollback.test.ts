@@ -134,6 +134,23 @@ describe("rollback on failure", () => {
     expect(all.indexOf(comp[0])).toBeGreaterThan(finished);
   });
 
+  it("the run.failed webhook goes out before the rollback, not once it is over", async () => {
+    const key = unique("rb-hook");
+    const hook = `/script/${key}-hook`;
+    const runId = await started({
+      ...plan(key, { undo: { b: "?delay=2500" } }),
+      webhook: { url: `${upstreamUrl}${hook}` },
+    });
+    const inFlight = alarmInBackground(runId);
+    await until(async () => (await upstreamCalls(hook)).length > 0, "the webhook arrived");
+    // b's compensation (2.5 s) is still in flight: the event did not wait for the rollback.
+    expect((await status(runId)).rollback.state).toBe("running");
+    expect(JSON.parse((await upstreamCalls(hook))[0].body)).toMatchObject({ type: "run.failed" });
+    await inFlight;
+    expect((await status(runId)).rollback.state).toBe("completed");
+    expect(await upstreamCalls(hook)).toHaveLength(1);
+  });
+
   it("a compensation that fails for good is recorded failed; the others still run; state failed", async () => {
     const key = unique("rb-fail");
     const runId = await started(
