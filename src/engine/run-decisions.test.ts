@@ -54,8 +54,7 @@ describe("startIteration", () => {
 
   it("carries on an iteration a restart cut off (steps found running): uncounted, past any limit", () => {
     const p = chain(2, { type: "continuous", maxIterations: 3 });
-    const rows = pending(2);
-    rows[0] = { status: "running" as const, nextAttemptAt: null, waitingFor: null };
+    const rows = [{ ...pending(1)[0]!, status: "running" as const }, ...pending(1)];
     const s = createScheduler(p, rows);
     expect(startIteration(s, p.config.mode, { iterations: 3, iterationBudget: null }, 0)).toEqual({
       type: "resume",
