@@ -175,6 +175,7 @@ export function validationContext(s: Settings): ValidationContext {
   return {
     maxSteps: s.maxStepsPerPlan,
     maxTemplateLength: s.maxTemplateLength,
+    maxPlanBytes: s.maxPlanBytes,
     tool: (name) => s.tools.spec(name),
     checkUrl: (url) => checkUrl(url, s.allowedHosts),
   };

@@ -37,8 +37,12 @@ export function withHeaderValuesOf(
     const headers = headersOf(params);
     const before = original === undefined ? null : headersOf(original);
     if (headers === null || before === null) return params;
-    const kept = (name: string, value: unknown) =>
-      value === REDACTED && Object.hasOwn(before, name) ? before[name] : value;
+    // Header names are case-insensitive: `Authorization` sent back keeps `authorization`'s value.
+    const sent = new Map(Object.entries(before).map(([k, v]) => [k.toLowerCase(), v]));
+    const kept = (name: string, value: unknown) => {
+      const key = name.toLowerCase();
+      return value === REDACTED && sent.has(key) ? sent.get(key) : value;
+    };
     const entries = Object.entries(headers).map(([name, v]) => [name, kept(name, v)]);
     return { ...(params as object), headers: Object.fromEntries(entries) };
   };

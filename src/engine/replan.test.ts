@@ -268,7 +268,8 @@ describe("repairPlan: the merged plan, validated like a submission (SPEC 9.2)", 
         },
       ],
     });
-    const seen = { Authorization: "[redacted]", "X-Trace": "t2", "X-New": "[redacted]" };
+    // Sent back in another case than the plan's: header names are case-insensitive.
+    const seen = { authorization: "[redacted]", "X-Trace": "t2", "X-New": "[redacted]" };
     const result = repairPlan(
       withTokens,
       0,
@@ -287,9 +288,66 @@ describe("repairPlan: the merged plan, validated like a submission (SPEC 9.2)", 
     );
     if (!result.ok) throw new Error(JSON.stringify(result.issues));
     const step = result.plan.steps[0]!;
-    const expected = { Authorization: "Bearer tok", "X-Trace": "t2", "X-New": "[redacted]" };
+    const expected = { authorization: "Bearer tok", "X-Trace": "t2", "X-New": "[redacted]" };
     expect(step.params).toMatchObject({ url: "https://api.example.com/b", headers: expected });
     expect(step.compensate?.params.headers).toEqual(expected);
+  });
+
+  it("refuses a repair that brings a step needing approval: the risk gate was answered before the run", () => {
+    const gatedPlan = compiled({
+      config: { requireApprovalForRisk: "high", autoApproveReadonly: true },
+      steps: [{ id: "a", tool: "pass" }],
+    });
+    const result = repairPlan(
+      gatedPlan,
+      0,
+      [
+        { id: "a", tool: "pass", risk: "high" },
+        { id: "look", tool: "pass", risk: "high", readonly: true },
+        { id: "danger", tool: "http", risk: "high", params: { url: "https://api.test/x" } },
+        { id: "fine", tool: "pass", risk: "medium" },
+      ],
+      ctx,
+    );
+    expect(result).toMatchObject({ ok: false, code: "invalid_plan" });
+    if (result.ok) return;
+    expect(result.issues.map((i) => i.path)).toEqual(["steps.0.risk", "steps.2.risk"]);
+    expect(result.issues[1]!.message).toMatch(/"danger" would need approval.*"high"/);
+  });
+
+  it("holds the merged plan to MAX_PLAN_BYTES, as a submission", () => {
+    const big = { id: "a", tool: "pass", params: { value: "x".repeat(2_000) } };
+    const tooLarge = repairPlan(
+      plan,
+      1,
+      [
+        { id: "b", tool: "pass" },
+        { ...big, id: "z" },
+      ],
+      {
+        ...ctx,
+        maxPlanBytes: 1_500,
+      },
+    );
+    expect(tooLarge).toMatchObject({
+      ok: false,
+      issues: [
+        { path: "plan", message: expect.stringMatching(/more than MAX_PLAN_BYTES \(1500\)/) },
+      ],
+    });
+    const fits = repairPlan(
+      plan,
+      1,
+      [
+        { id: "b", tool: "pass" },
+        { ...big, id: "z" },
+      ],
+      {
+        ...ctx,
+        maxPlanBytes: 100_000,
+      },
+    );
+    expect(fits.ok).toBe(true);
   });
 
   it("names issues by their path in the repair, or in the run's plan", () => {

@@ -5,6 +5,7 @@
  * submission. The shell (durable-objects/replan/) calls the planner and commits.
  */
 import type { Issue } from "../errors";
+import { riskGateSteps } from "./approval";
 import type { CompiledPlan, CompiledStep } from "./plan";
 import { planDocument, withHeaderValuesOf } from "./plan-view";
 import { giveUpSchema, repairStepsSchema, type ParsedStep, type RepairAnswer } from "./plan-schema";
@@ -123,6 +124,8 @@ export function repairPlan(
   const merged = { ...document, steps: [...document.steps] as unknown[] };
   merged.steps[failed] = withHeaderValuesOf(plan.steps[failed]!, steps[redefinition!]);
   for (const k of added) merged.steps.push(steps[k]);
+  const tooLarge = sizeIssue(merged, ctx.maxPlanBytes);
+  if (tooLarge) return { ok: false, code: "invalid_plan", issues: [tooLarge] };
   const result = compilePlan(merged, ctx);
   if (!result.ok) {
     const answerIndex = (m: number) =>
@@ -130,11 +133,40 @@ export function repairPlan(
     const mapped = result.issues.map((i) => ({ ...i, path: repairPath(i.path, answerIndex) }));
     return { ok: false, code: result.code, issues: mapped };
   }
+  const gated = gateIssues(result.plan, [redefinition!, ...added], steps);
+  if (gated.length > 0) return { ok: false, code: "invalid_plan", issues: gated };
   return {
     ok: true,
     plan: { ...result.plan, revision: (plan.revision ?? 0) + 1 },
     newStepIds: added.map((k) => (steps[k] as { id: string }).id),
   };
+}
+
+/** The merged plan is held to MAX_PLAN_BYTES, as a submission is (SPEC 9.2: validated like one). */
+function sizeIssue(merged: unknown, max: number | undefined): Issue | null {
+  if (max === undefined) return null;
+  const bytes = new TextEncoder().encode(JSON.stringify(merged)).byteLength;
+  if (bytes <= max) return null;
+  return {
+    path: "plan",
+    message: `the plan with this repair merged in would be ${bytes} bytes, more than MAX_PLAN_BYTES (${max})`,
+  };
+}
+
+/**
+ * A repair may not bring a step that needs approval (SPEC 5.4): the risk gate was answered
+ * before the run started, for the steps as they were then. One issue per such step of the
+ * repair (`answered`: the repair's steps, by their index in it).
+ */
+function gateIssues(merged: CompiledPlan, indexes: number[], answered: readonly unknown[]) {
+  const gated = new Set(riskGateSteps(merged));
+  const threshold = merged.config.requireApprovalForRisk;
+  return indexes
+    .filter((k) => gated.has((answered[k] as { id: string }).id))
+    .map((k) => ({
+      path: `steps.${k}.risk`,
+      message: `step "${(answered[k] as { id: string }).id}" would need approval (risk at or above requireApprovalForRisk "${threshold}"), and a repair cannot pass the risk gate, answered before the run started`,
+    }));
 }
 
 /** A path into the merged plan, as a path into the repair (its steps) or into the run's plan. */

@@ -28,6 +28,8 @@ export interface ValidationContext {
   maxSteps: number;
   /** Longest `${...}` expression accepted (default 1024 characters). */
   maxTemplateLength?: number;
+  /** MAX_PLAN_BYTES, for a plan merged with a repair (a submission's body is held to it first). */
+  maxPlanBytes?: number;
   tool(name: string): ToolSpec | undefined;
   /** A reason to reject a literal URL, or null when it is fine. */
   checkUrl(url: string): UrlProblem | null;
