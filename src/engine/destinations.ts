@@ -6,7 +6,7 @@
  * Pure: parsed once per Worker (src/env.ts), looked up for each call.
  */
 import { z } from "zod";
-import { hostOf, hostPattern } from "./host-pattern";
+import { hostOf, hostPattern } from "./host-pattern.ts";
 import { jsonVariable } from "./json-variable.ts";
 
 export const limitsSchema = z.strictObject({

@@ -1,5 +1,5 @@
 /** The egress allowlist (`ALLOWED_HOSTS`, SPEC 7) and the http(s)-only rule. Pure. */
-import { bareHost, hostPattern } from "./host-pattern";
+import { bareHost, hostPattern } from "./host-pattern.ts";
 import type { UrlProblem } from "./validate";
 
 /** Parsed `ALLOWED_HOSTS`: null means every host is allowed. */
