@@ -307,8 +307,9 @@ describe("callback durability", () => {
   });
 
   /** A run whose callback POST goes to `path` (on the upstream), and the token once the POST arrived there. */
-  async function earlyAnswered(
+  async function postInFlight(
     path: string,
+    stepExtra: Record<string, unknown> = {},
   ): Promise<{ runId: string; token: string; inFlight: Promise<string> }> {
     const runId = await started({
       steps: [
@@ -317,6 +318,7 @@ describe("callback durability", () => {
           tool: "callback",
           params: { url: `${upstreamUrl}${path}` },
           timeoutMs: TEN_MINUTES,
+          ...stepExtra,
         },
         { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
       ],
@@ -327,8 +329,14 @@ describe("callback durability", () => {
       token = (await sent(runId, path.split("?")[0]))[0]?.token ?? "";
       return token !== "";
     }, "the outbound POST reached the upstream");
-    expect((await answer(token, { output: { early: true } })).res.status).toBe(200);
     return { runId, token, inFlight };
+  }
+
+  /** postInFlight, then the answer to its token, while the POST is still in flight. */
+  async function earlyAnswered(path: string) {
+    const posted = await postInFlight(path);
+    expect((await answer(posted.token, { output: { early: true } })).res.status).toBe(200);
+    return posted;
   }
 
   it("an early answer decides the step even when the outbound POST then fails", async () => {
@@ -352,25 +360,9 @@ describe("callback durability", () => {
 
   it("a restart in the middle of the outbound POST retries it with the same token: the job's answer to it completes the step", async () => {
     const key = unique("cb-abort");
-    const path = `/script/${key}?plan=200&delay=700`;
-    const runId = await started({
-      steps: [
-        {
-          id: "cb",
-          tool: "callback",
-          params: { url: `${upstreamUrl}${path}` },
-          timeoutMs: TEN_MINUTES,
-          retry: { maxRetries: 2, baseDelayMs: 0 },
-        },
-        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
-      ],
+    const { runId, token, inFlight } = await postInFlight(`/script/${key}?plan=200&delay=700`, {
+      retry: { maxRetries: 2, baseDelayMs: 0 },
     });
-    const inFlight = alarmInBackground(runId);
-    let token = "";
-    await until(async () => {
-      token = (await sent(runId, `/script/${key}`))[0]?.token ?? "";
-      return token !== "";
-    }, "the outbound POST reached the upstream");
     await abortObject(runId);
     await inFlight;
     await drive(runId);

@@ -217,7 +217,13 @@ describe("forEach: items and data", () => {
     const s = await drive(runId);
     expect(byId(s).each.status).toBe("failed");
     expect(byId(s).each.error.category).toBe("template_unresolved");
-    expect(byId(s).each.items).toEqual({ total: 2, succeeded: 0, failed: 2, running: 0 });
+    expect(byId(s).each.items).toEqual({
+      total: 2,
+      succeeded: 0,
+      failed: 2,
+      cancelled: 0,
+      running: 0,
+    });
     expect(s.status).toBe("failed");
   });
 });
@@ -320,7 +326,13 @@ describe("forEach: failures", () => {
     const steps = byId(s);
     expect(steps.each.status).toBe("failed");
     expect(steps.each.error.category).toBe("client_error");
-    expect(steps.each.items).toEqual({ total: 3, succeeded: 2, failed: 1, running: 0 });
+    expect(steps.each.items).toEqual({
+      total: 3,
+      succeeded: 2,
+      failed: 1,
+      cancelled: 0,
+      running: 0,
+    });
     expect(steps.after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
     expect(s.status).toBe("partial");
 
@@ -368,7 +380,7 @@ describe("forEach: failures", () => {
     let each = byId(await status(runId)).each;
     expect(each.status).toBe("retrying");
     expect(Date.parse(each.nextAttemptAt)).toBeGreaterThan(Date.now() + 500_000); // no wall-clock retry during the test
-    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 0, running: 0 });
+    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 0, cancelled: 0, running: 0 });
     expect(await alarmAt(runId)).toBe(Date.parse(each.nextAttemptAt));
 
     await advanceToAlarm(runId);
@@ -423,7 +435,7 @@ describe("forEach: failures", () => {
     expect(s.status).toBe("failed");
     const each = byId(s).each;
     expect(each.status).toBe("cancelled");
-    expect(each.items).toEqual({ total: 4, succeeded: 2, failed: 2, running: 0 });
+    expect(each.items).toEqual({ total: 4, succeeded: 2, failed: 0, cancelled: 2, running: 0 });
     expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-1`)).toHaveLength(1);
     expect(await upstreamCalls(`/script/${key}-2`)).toHaveLength(0);
@@ -451,7 +463,7 @@ describe("forEach: failures", () => {
     expect(await inFlight).toBe("settled");
     const each = byId(await status(runId)).each;
     expect(each.status).toBe("cancelled");
-    expect(each.items).toEqual({ total: 3, succeeded: 0, failed: 3, running: 0 });
+    expect(each.items).toEqual({ total: 3, succeeded: 0, failed: 0, cancelled: 3, running: 0 });
     // whether an aborted request reached the upstream is a race; the third item never started
     const calls = await runCalls(runId, "/hang");
     expect(calls.length).toBeLessThanOrEqual(2);
@@ -471,7 +483,13 @@ describe("forEach: failures", () => {
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
     const s = await drive(runId);
     expect(s.status).toBe("completed");
-    expect(byId(s).each.items).toEqual({ total: 2, succeeded: 2, failed: 0, running: 0 });
+    expect(byId(s).each.items).toEqual({
+      total: 2,
+      succeeded: 2,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     expect(await upstreamCalls(`/script/${key}-0`)).toHaveLength(1);
     expect((await upstreamCalls(`/script/${key}-1`)).map((c) => c.attempt)).toEqual([1, 2]);
     expect((await stepDetail(runId, "each")).data.map((d: any) => d.status)).toEqual([200, 200]);
@@ -505,7 +523,13 @@ describe("forEach: status views", () => {
       ],
     });
     const s = await drive(runId);
-    expect(byId(s).each.items).toEqual({ total: 4, succeeded: 4, failed: 0, running: 0 });
+    expect(byId(s).each.items).toEqual({
+      total: 4,
+      succeeded: 4,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     expect(byId(s).plain.items).toBeUndefined();
   });
 
@@ -520,13 +544,14 @@ describe("forEach: status views", () => {
       return seen.items?.running === 2;
     }, "two items run");
     expect(seen.status).toBe("running");
-    expect(seen.items).toEqual({ total: 3, succeeded: 0, failed: 0, running: 2 });
+    expect(seen.items).toEqual({ total: 3, succeeded: 0, failed: 0, cancelled: 0, running: 2 });
     expect(seen.attempts).toBe(2); // item attempts count as they start, not when the step ends
     await inFlight;
     expect(byId(await drive(runId)).each.items).toEqual({
       total: 3,
       succeeded: 3,
       failed: 0,
+      cancelled: 0,
       running: 0,
     });
   });
@@ -542,7 +567,7 @@ describe("forEach: status views", () => {
       [1, 1],
       [2, 1],
     ]);
-    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, cancelled: 0, running: 0 });
     expect(each.attempts).toBe(3);
   });
 });
@@ -563,7 +588,13 @@ describe("forEach: scale and durability", () => {
     });
     const s = await drive(runId);
     expect(s.status).toBe("completed");
-    expect(byId(s).each.items).toEqual({ total: 1000, succeeded: 1000, failed: 0, running: 0 });
+    expect(byId(s).each.items).toEqual({
+      total: 1000,
+      succeeded: 1000,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     const each = await stepDetail(runId, "each");
     expect(each.data).toHaveLength(1000);
     expect(each.data.every((d: any, k: number) => d.i === k && d.v === k)).toBe(true);
@@ -596,7 +627,7 @@ describe("forEach: scale and durability", () => {
       expect(calls[calls.length - 1].attempt).toBe(2);
     }
     const each = await stepDetail(runId, "each");
-    expect(each.items).toEqual({ total: 4, succeeded: 4, failed: 0, running: 0 });
+    expect(each.items).toEqual({ total: 4, succeeded: 4, failed: 0, cancelled: 0, running: 0 });
     expect(each.attemptLog.filter((a: any) => a.item === 2)).toEqual([
       expect.objectContaining({ item: 2, attempt: 1, category: "interrupted" }),
       expect.objectContaining({ item: 2, attempt: 2 }),
@@ -616,7 +647,7 @@ describe("forEach: output size", () => {
     const each = byId(s).each;
     expect(each.status).toBe("failed");
     expect(each.error.category).toBe("output_too_large");
-    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 1, running: 0 });
+    expect(each.items).toEqual({ total: 2, succeeded: 1, failed: 1, cancelled: 0, running: 0 });
     const detail = await stepDetail(runId, "each");
     expect(detail.attemptLog.filter((a: any) => a.item === 1)).toEqual([
       expect.objectContaining({ item: 1, attempt: 1, category: "output_too_large" }),
@@ -643,7 +674,7 @@ describe("forEach: output size", () => {
     const s = await drive(runId);
     const each = byId(s).each;
     expect(each.status).toBe("failed");
-    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    expect(each.items).toEqual({ total: 3, succeeded: 3, failed: 0, cancelled: 0, running: 0 });
     // 3 items of {"v":"a","pad":"p…"} (100,018 bytes) + 2 commas + 2 brackets
     expect(each.error).toEqual({
       category: "output_too_large",

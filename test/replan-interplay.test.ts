@@ -85,7 +85,13 @@ describe("a replanned run and the rest of edgestep", () => {
     });
     const run = await runToEnd(runId);
     expect(run.status).toBe("completed");
-    expect(byId(run).each.items).toEqual({ total: 2, succeeded: 2, failed: 0, running: 0 });
+    expect(byId(run).each.items).toEqual({
+      total: 2,
+      succeeded: 2,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     const detail = await stepDetail(runId, "each");
     expect(detail.data.map((d: any[]) => d.length)).toEqual([2, 1]);
     expect(detail.attemptLog.map((a: any) => [a.item, a.attempt])).toEqual([

@@ -135,7 +135,13 @@ describe("the full document's steps", () => {
       "failed",
       "skipped",
     ]);
-    expect(ended.steps[1].items).toEqual({ total: 3, succeeded: 3, failed: 0, running: 0 });
+    expect(ended.steps[1].items).toEqual({
+      total: 3,
+      succeeded: 3,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
     const redriven = await expectSameSteps(runId);
     expect(redriven.steps.slice(2).map((st: any) => st.status)).toEqual(["pending", "pending"]);

@@ -6,7 +6,14 @@ import type { ItemSnapshot } from "../../src/engine/fan-out";
 import type { StepError } from "../../src/engine/records";
 import type { Sql } from "./sql";
 
-export type ItemCounts = { total: number; succeeded: number; failed: number; running: number };
+export type ItemCounts = {
+  total: number;
+  succeeded: number;
+  failed: number;
+  /** Items the run's stop (a cancel, failFast) cut off or never started. */
+  cancelled: number;
+  running: number;
+};
 export type ItemLoad = ItemSnapshot & { attempts: number; retryBase: number };
 
 export class ItemTable {
@@ -93,12 +100,12 @@ export class ItemTable {
     );
   }
 
-  /** The first failed (or cancelled) item's error. */
+  /** The first failed item's error, else the first cancelled one's. */
   firstError(step: number): StepError | undefined {
     const row = this.db.one<{
       error: string;
     }>`SELECT error FROM items WHERE step_idx = ${step}
-      AND status IN ('failed', 'cancelled') ORDER BY item_index LIMIT 1`;
+      AND status IN ('failed', 'cancelled') ORDER BY status = 'failed' DESC, item_index LIMIT 1`;
     return row ? (JSON.parse(row.error) as StepError) : undefined;
   }
 
@@ -106,7 +113,8 @@ export class ItemTable {
   counts(step?: number): Map<number, ItemCounts> {
     const rows = this.db.all<ItemCounts & { i: number }>`SELECT
       step_idx AS i, COUNT(*) AS total, SUM(status = 'succeeded') AS succeeded,
-      SUM(status IN ('failed', 'cancelled')) AS failed, SUM(status = 'running') AS running
+      SUM(status = 'failed') AS failed, SUM(status = 'cancelled') AS cancelled,
+      SUM(status = 'running') AS running
       FROM items WHERE ${step ?? null} IS NULL OR step_idx = ${step ?? null} GROUP BY step_idx`;
     return new Map(rows.map(({ i, ...counts }) => [i, counts]));
   }

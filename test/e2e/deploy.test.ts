@@ -100,7 +100,7 @@ describe("e2e: examples/deploy.json", () => {
     expect(step(atRelease, "build").status).toBe("succeeded");
     expect(step(atRelease, "deploy")).toMatchObject({
       status: "succeeded",
-      items: { total: 3, succeeded: 3, failed: 0, running: 0 },
+      items: { total: 3, succeeded: 3, failed: 0, cancelled: 0, running: 0 },
     });
     expect(step(atRelease, "release")).toMatchObject({ status: "waiting", waitingFor: "approval" });
     expect(step(atRelease, "shift-traffic").status).toBe("pending");
@@ -181,7 +181,7 @@ describe("e2e: examples/deploy.json", () => {
     const deploy = step(failed, "deploy");
     expect(deploy).toMatchObject({
       status: "failed",
-      items: { total: 3, succeeded: 2, failed: 1, running: 0 },
+      items: { total: 3, succeeded: 2, failed: 1, cancelled: 0, running: 0 },
     });
     expect(deploy.error.category).toBe("server_error");
     // the failing target was retried once (retry.maxRetries: 1), the others ran once

@@ -92,7 +92,7 @@ export function SidePanel({ runId, step, plan, onClose }: Props) {
         {step.items && (
           <>
             <dt>items</dt>
-            <dd>{`${step.items.succeeded} succeeded, ${step.items.failed} failed, ${step.items.running} running of ${step.items.total}`}</dd>
+            <dd>{`${step.items.succeeded} succeeded, ${step.items.failed} failed, ${step.items.cancelled ? `${step.items.cancelled} cancelled, ` : ""}${step.items.running} running of ${step.items.total}`}</dd>
           </>
         )}
         {plan?.dependsOn.length ? (

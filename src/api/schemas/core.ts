@@ -123,7 +123,13 @@ const stepErrorSchema = z.strictObject({
 });
 
 const itemCountsSchema = z
-  .strictObject({ total: z.int(), succeeded: z.int(), failed: z.int(), running: z.int() })
+  .strictObject({
+    total: z.int(),
+    succeeded: z.int(),
+    failed: z.int(),
+    cancelled: z.int().describe("cut off or never started when the run stopped"),
+    running: z.int(),
+  })
   .describe("a forEach step's items");
 
 export const stepStatusSchema = z.strictObject({
