@@ -50,8 +50,10 @@ export class PlanCompiler {
   }
 
   compile(): { ok: true; plan: CompiledPlan } | CompileFailure {
+    let duplicates = false;
     this.ids.forEach((id, i) => {
       if (this.indexById.has(id)) {
+        duplicates = true;
         const path = this.plan.steps[i]!.id === undefined ? `steps.${i}` : `steps.${i}.id`;
         this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
       } else this.indexById.set(id, i);
@@ -67,8 +69,9 @@ export class PlanCompiler {
       this.checkStep(step, i, edges, refs[i]!);
       if (step.compensate) this.checkCompensation(step.compensate, i, compensateRefs[i]!);
     });
-    if (this.issues.length > 0) return this.fail();
-
+    // Cycles among the references that resolved are reported beside the other issues (every
+    // problem at once), unless ids repeat: then a reference may name either step.
+    if (duplicates) return this.fail();
     const deps: number[][] = this.plan.steps.map(() => []);
     for (const e of edges) if (!deps[e.from]!.includes(e.to)) deps[e.from]!.push(e.to);
     if (topologicalOrder(deps) === null) {
@@ -83,8 +86,8 @@ export class PlanCompiler {
           .join(" -> ");
         this.issue(closing?.path ?? `steps.${a}`, `dependency cycle: ${names}`);
       }
-      return this.fail();
     }
+    if (this.issues.length > 0) return this.fail();
     return {
       ok: true,
       plan: buildCompiledPlan(this.plan, this.ids, deps, refs, compensateRefs),

@@ -363,6 +363,21 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ]);
   });
 
+  it("a cycle beside other problems: both reported, every problem at once", () => {
+    const r = issues({
+      steps: [
+        pass({ id: "a", dependsOn: ["b"] }),
+        pass({ id: "b", dependsOn: ["a"] }),
+        { id: "c", tool: "no_such_tool" },
+      ],
+    });
+    expect(r.issues.map((i) => i.path)).toEqual([
+      "steps.2.tool",
+      expect.stringMatching(/^steps\.[01]\.dependsOn\.0$/),
+    ]);
+    expect(r.issues[1]!.message).toMatch(/dependency cycle/);
+  });
+
   it("a cycle created by a template", () => {
     const r = issues({
       steps: [
