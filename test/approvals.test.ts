@@ -64,6 +64,14 @@ describe("risk gate", () => {
     expect(await runCalls(created.runId)).toHaveLength(0);
   });
 
+  it("an approval naming a step while the run waits at the gate is a 409 that says how to answer the gate", async () => {
+    const { runId } = await start(gated(unique("gate-step")));
+    const answer = await approve(runId, { approved: true, stepId: "x" });
+    expect(answer.res.status).toBe(409);
+    expect(answer.body.error.message).toMatch(/risk gate, answered without stepId/);
+    expect((await status(runId)).status).toBe("waiting");
+  });
+
   it("lists readonly high-risk steps too when autoApproveReadonly is false", async () => {
     const { runId } = await start(gated(unique("gate-ro"), { autoApproveReadonly: false }));
     expect((await status(runId)).pendingApproval).toEqual([
@@ -288,13 +296,16 @@ describe("approval step", () => {
     const answer = await approve(runId, { approved: true });
     expect(answer.res.status).toBe(409);
     expect(answer.body.error.code).toBe("conflict");
+    expect(answer.body.error.message).toMatch(/nothing waits for approval: the run is completed$/);
   });
 
   it("approving a step that is not waiting is a 409; an unknown step is a 400", async () => {
     const key = unique("appr-which");
     const runId = await started(approvalPlan(key));
     await drive(runId);
-    expect((await approve(runId, { approved: true, stepId: "other" })).res.status).toBe(409);
+    const other = await approve(runId, { approved: true, stepId: "other" });
+    expect(other.res.status).toBe(409);
+    expect(other.body.error.message).toMatch(/step "other" is not waiting for approval: it is \w+/);
     expect((await approve(runId, { approved: true, stepId: "nope" })).res.status).toBe(400);
     expect(byId(await status(runId)).gate.status).toBe("waiting");
   });

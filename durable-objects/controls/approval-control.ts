@@ -65,7 +65,7 @@ function decideApprovalStep(
     const message =
       waiting.length > 1
         ? `several steps wait for approval (${waiting.join(", ")}): name one in stepId`
-        : "nothing waits for approval";
+        : `nothing waits for approval: the run is ${run.status}`;
     return refuse(
       waiting.length > 1
         ? { ok: false, invalid: true, message }
@@ -80,12 +80,16 @@ function decideApprovalStep(
       field: "stepId",
       message: `unknown step "${stepId}"`,
     });
-  if (!waiting.includes(stepId))
+  if (!waiting.includes(stepId)) {
+    const gate = run.riskGate
+      ? ": the run waits at the risk gate, answered without stepId (with skipSteps to skip steps)"
+      : `: it is ${steps.get(index)?.status}, and the run ${run.status}`;
     return refuse({
       ok: false,
       status: run.status,
-      message: `step "${stepId}" is not waiting for approval`,
+      message: `step "${stepId}" is not waiting for approval${gate}`,
     });
+  }
   // Only the risk gate skips steps: ignoring skipSteps here would run steps the caller meant to skip.
   if (request.skipSteps !== undefined && request.skipSteps.length > 0) {
     return refuse({
