@@ -442,6 +442,22 @@ describe("forEach: failures", () => {
     expect(await upstreamCalls(`/script/${key}-3`)).toHaveLength(0);
   });
 
+  it("failFast: once an item fails for good no new item starts; the rest are cancelled and the step fails", async () => {
+    const key = unique("fe-ff-item");
+    const urls = [0, 1, 2, 3, 4].map((k) => script(`${key}-${k}`, k === 1 ? "?plan=404" : ""));
+    const runId = await started({
+      config: { failFast: true },
+      steps: [httpEach(urls, { url: "${item}" }, { maxConcurrency: 1 })],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    const each = byId(s).each;
+    expect(each.status).toBe("failed");
+    expect(each.error.category).toBe("client_error");
+    expect(each.items).toEqual({ total: 5, succeeded: 1, failed: 1, cancelled: 3, running: 0 });
+    for (const k of [2, 3, 4]) expect(await upstreamCalls(`/script/${key}-${k}`)).toHaveLength(0);
+  });
+
   it("cancelling the run aborts the items in flight; the step is cancelled", async () => {
     const runId = await started({
       steps: [

@@ -46,12 +46,16 @@ export class FanOutRunner {
   private readonly controllers = new Map<number, AbortController>();
   /** Items waiting in memory for their destination to admit them. */
   private readonly waiting = new Set<Ticket>();
+  /** config.failFast: the first item that fails for good stops new items. */
+  private readonly failsFast: boolean;
 
   constructor(
     private readonly env: FanOutEnv,
     private readonly step: CompiledStep,
     private readonly context: TemplateContext,
-  ) {}
+  ) {
+    this.failsFast = env.ctx.checkpoint.plan.read().config.failFast;
+  }
 
   /** Loads (or, the first time, resolves and stores) the items. Returns an error when `forEach` is not an array. */
   begin(now: number): StepError | null {
@@ -91,11 +95,19 @@ export class FanOutRunner {
     return null;
   }
 
-  /** Starts what may start; says what the step does next. Once the run halts, nothing new starts. */
+  /**
+   * Starts what may start; says what the step does next. Once the run halts, nothing new
+   * starts; with `failFast`, nothing new starts either once an item failed for good (the step
+   * will fail: its items not yet run are cancelled, as the run's steps would be).
+   */
   pump(now: number): FanOutNext | { type: "halted" } {
-    if (this.env.halted()) {
+    const failing = !this.env.halted() && this.failsFast && this.f.failed > 0;
+    if (this.env.halted() || failing) {
       if (this.waiting.size > 0) this.env.ctx.gate.wakeAll(); // items waiting for quota give up
-      return this.f.running > 0 ? { type: "await", wakeAt: null } : { type: "halted" };
+      if (this.f.running > 0) return { type: "await", wakeAt: null };
+      if (!failing) return { type: "halted" };
+      this.cancelRemaining();
+      return { type: "done", failed: this.f.failed };
     }
     const { start, next } = decideItems(this.f, now);
     for (const k of start) this.startItem(k, now);
@@ -158,7 +170,7 @@ export class FanOutRunner {
         prepared.params,
         ticket,
         (wait) => itemQuotaWait(ctx.checkpoint, this.step, k, wait, ctx.now()),
-        () => this.env.halted(),
+        () => this.env.halted() || (this.failsFast && this.f.failed > 0),
       )
       .then((admitted) => {
         this.waiting.delete(ticket);
