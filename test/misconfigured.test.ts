@@ -27,6 +27,7 @@ describe("a deployment with a bad TOOLS", () => {
         method: "POST",
         body: JSON.stringify({ steps: [{ tool: "pass" }] }),
       }),
+      new Request("http://edgestep.test/openapi.json"),
     ];
     for (const request of requests) {
       const res = await app.fetch(request, broken);
@@ -35,5 +36,14 @@ describe("a deployment with a bad TOOLS", () => {
       expect(error.message).toMatch(/configuration is invalid: TOOLS is invalid/);
       expect(error.message).toContain('"pass" is a built-in tool');
     }
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("declares the 500 misconfigured its own route can answer, as every /v1 route's", async () => {
+    const res = await createApp().fetch(new Request("http://edgestep.test/openapi.json"), env);
+    const doc = (await res.json()) as any;
+    expect(Object.keys(doc.paths["/openapi.json"].get.responses)).toEqual(["200", "500"]);
+    expect(doc.paths["/v1/runs"].post.responses["500"]).toBeDefined();
   });
 });

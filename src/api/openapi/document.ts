@@ -18,7 +18,7 @@ export const LOCAL_SERVER = {
 type Operation = { security?: unknown[]; responses: Record<string, unknown> };
 
 /**
- * Every operation under /v1 may answer 500 `misconfigured` (a variable of the deployment is
+ * Every operation under /v1, and the document, may answer 500 `misconfigured` (a variable of the deployment is
  * invalid); under the bearer scheme also 401 (SPEC 6), and with REQUIRE_API_KEYS and no
  * API_KEYS, 503: declared once here rather than in each route, so a new route cannot forget
  * them (a route that declares a 503 of its own says both).
@@ -27,7 +27,8 @@ function withDeploymentResponses<T extends { paths: Record<string, Record<string
   doc: T,
 ): T {
   for (const [path, operations] of Object.entries(doc.paths)) {
-    if (!path.startsWith("/v1/")) continue;
+    // The document itself is built from the settings (MAX_STEPS_PER_PLAN): it can answer 500 too.
+    if (!path.startsWith("/v1/") && path !== "/openapi.json") continue;
     for (const op of Object.values(operations)) {
       op.responses[500] ??= error(
         "misconfigured: a variable of the deployment (TOOLS, DESTINATIONS, MAX_STEPS_PER_PLAN, ...) is invalid; the message names it",
