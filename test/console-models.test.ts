@@ -98,6 +98,19 @@ describe("buildTimeline", () => {
   });
 });
 
+describe("buildTimeline's span", () => {
+  it("ends at the run's end: webhook deliveries after it do not stretch the axis", () => {
+    const timeline = buildTimeline([
+      ev(0, "run_started"),
+      ev(0, "step_started", "x", 1),
+      ev(1500, "step_succeeded", "x", 1),
+      ev(1500, "run_finished", undefined, undefined, { status: "completed" }),
+      ev(32_000, "webhook_failed", undefined, undefined, { attempt: 6 }),
+    ]);
+    expect([timeline.start, timeline.end]).toEqual([t0, t0 + 1500]);
+  });
+});
+
 describe("previewSteps", () => {
   it("takes dependencies from dependsOn (ids, indices, depends_on) and from templates", () => {
     const steps = previewSteps({

@@ -193,3 +193,56 @@ describe("console: the graph's legend", () => {
     }
   });
 });
+
+describe("console: a finished run whose webhook is still retrying", () => {
+  it("stops following the run at its end; the webhook's deliveries still reach the header", async () => {
+    // The receiver answers 500 three times, then 200: retried 1 s, 2 s and 4 s later.
+    const hook = `${env.upstream.url}/script/hook-${Date.now()}?plan=500,500,500,200`;
+    const runId = await submit({
+      webhook: { url: hook },
+      steps: [{ id: "x", tool: "pass" }],
+    });
+    const connectionIs = (c: string) =>
+      `document.querySelector(".run-header [data-connection]")?.dataset.connection === "${c}"`;
+    const webhookIs = (state: string) =>
+      `document.querySelector(".run-header [data-webhook-state]")?.dataset.webhookState === "${state}"`;
+    const p = await page(`/runs/${runId}`);
+    try {
+      // Ended while the webhook is pending (without the fix: "reconnecting" until it is done).
+      await waitFor(
+        p.page,
+        "the page to stop following while the webhook retries",
+        `${runStatusIs("completed")} && ${connectionIs("ended")} && ${webhookIs("pending")}`,
+      );
+      const events = () => p.requests.filter((u) => new URL(u).pathname.endsWith("/events"));
+      expect(events()).toHaveLength(1);
+      await waitFor(p.page, "the delivery in the header", webhookIs("delivered"), 30_000);
+      expect(events()).toHaveLength(1);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+
+    // Opened again, the log holds webhook_delivered: the axis still ends at the run's end.
+    const log = (await (
+      await fetch(url(`/v1/runs/${runId}/events`), {
+        headers: { authorization: `Bearer ${KEY}` },
+      })
+    ).json()) as { events: { type: string; at: string }[] };
+    expect(log.events.map((e) => e.type)).toContain("webhook_delivered");
+    const own = log.events
+      .filter((e) => !e.type.startsWith("webhook_"))
+      .map((e) => Date.parse(e.at));
+    const again = await page(`/runs/${runId}`);
+    try {
+      await waitFor(again.page, "the page to stop following", connectionIs("ended"));
+      const span = await again.page.$eval(".timeline", (e) =>
+        Number((e as HTMLElement).dataset.spanMs),
+      );
+      expect(span).toBe(Math.max(1, own.at(-1)! - own[0]!));
+      expectNoProblems(again);
+    } finally {
+      await again.close();
+    }
+  });
+});

@@ -44,7 +44,7 @@ function Summary({ s }: { s: RunStatus }) {
 
 function Webhook({ webhook }: { webhook: NonNullable<RunStatus["webhook"]> }) {
   return (
-    <details class="webhook">
+    <details class="webhook" data-webhook-state={webhook.state}>
       <summary>
         {`webhook ${webhook.state} · ${webhook.deliveries.length} deliveries · `}
         <code>{webhook.url}</code>
@@ -94,7 +94,7 @@ export function RunHeader({
       <div class="run-title">
         <h1>{s.name ?? <span class="muted">unnamed run</span>}</h1>
         <StatusBadge status={s.status} />
-        <span class={`conn conn-${connection}`} title="event stream">
+        <span class={`conn conn-${connection}`} title="event stream" data-connection={connection}>
           {connection === "live" ? "● live" : connection === "ended" ? "" : `○ ${connection}`}
         </span>
       </div>

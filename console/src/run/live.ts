@@ -2,7 +2,8 @@
  * Follows a run's event log over SSE (`GET /v1/runs/:id/events`, Accept: text/event-stream).
  * fetch() rather than EventSource, so the API key goes in the Authorization header (never
  * in the URL). When the stream drops or the server closes it before the run is final, it
- * reconnects with `Last-Event-ID`: no gap, no duplicate. A 404 (no such run) or a 401 stops it.
+ * reconnects with `Last-Event-ID`: no gap, no duplicate. A 404 (no such run) or a 401 stops it,
+ * and so does a 204: the server's word that the run is final and every event was sent.
  */
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { authHeaders } from "../api";
@@ -24,8 +25,11 @@ export function followEvents(opts: FollowOptions): () => void {
   let lastId: string | null = null;
   let stopped = false;
 
-  /** Reads the stream until it ends; "gone" when there is nothing to follow. */
-  async function readOnce(): Promise<"gone" | void> {
+  /**
+   * Reads the stream until it ends: "gone" when there is nothing to follow, "final" when the
+   * server said the run is over (a 204).
+   */
+  async function readOnce(): Promise<"gone" | "final" | void> {
     const key = apiKey();
     const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
     if (lastId !== null) headers["last-event-id"] = lastId;
@@ -38,6 +42,9 @@ export function followEvents(opts: FollowOptions): () => void {
     // No such run (or it was deleted), or the key was refused (the page mounts again, and
     // follows again, once a key is given): asking again would get the same answer forever.
     if (res.status === 404 || res.status === 401) return "gone";
+    // Final, nothing left to send (a webhook still retrying does not change that): asking
+    // again would get the same answer.
+    if (res.status === 204) return "final";
     if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
     opts.onConnection("live");
     const reader = res.body
@@ -72,10 +79,12 @@ export function followEvents(opts: FollowOptions): () => void {
     opts.onConnection("connecting");
     while (!stopped) {
       try {
-        const gone = (await readOnce()) === "gone";
+        const end = await readOnce();
         delay = 1000;
         if (stopped) return;
-        if (gone || (await opts.isFinal())) {
+        // After a 204 the run is final whatever the page last read: isFinal still reads it
+        // (so the status shown is the final one) but cannot keep the stream going.
+        if (end === "gone" || (await opts.isFinal()) || end === "final") {
           opts.onConnection("ended");
           return;
         }

@@ -30,7 +30,10 @@ export interface Lane {
 
 export interface Timeline {
   start: number | null;
-  /** The last event's time; the run's end once it is final. */
+  /**
+   * The last event's time; the run's end once it is final. Webhook deliveries are left out:
+   * they go on beside the run, up to a minute after it, and would stretch a short run's axis.
+   */
   end: number | null;
   lanes: Lane[];
 }
@@ -66,6 +69,7 @@ export function buildTimeline(
   let start: number | null = null;
   let end: number | null = null;
   for (const e of events) {
+    if (e.type.startsWith("webhook_")) continue;
     const at = Date.parse(e.at);
     start ??= at;
     end = at;

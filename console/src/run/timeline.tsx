@@ -105,7 +105,7 @@ export function TimelineView({ timeline, now, live, selectedStepId, onSelect }: 
   const span = Math.max(1, x1 - x0);
   const lanes = timeline.lanes.slice(0, MAX_ROWS);
   return (
-    <div class="timeline">
+    <div class="timeline" data-span-ms={span}>
       <div class="tl-axis">
         <span>0</span>
         <span>{duration(span / 2)}</span>

@@ -5,8 +5,14 @@
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
-import { FINAL_STATUSES, type RunEvent, type RunPlan, type RunStatus } from "../types";
+import type { RunEvent, RunPlan, RunStatus } from "../types";
 import { followEvents, type Connection } from "./live";
+import { settled, webhookPending } from "./run-state";
+
+export { settled };
+
+/** A settled run's webhook is still retrying: the header reads its deliveries this often. */
+const WEBHOOK_POLL_MS = 5000;
 
 export interface RunData {
   status: RunStatus | null;
@@ -86,11 +92,23 @@ export function useRun(runId: string): RunData {
         if (!latest.current || !settled(latest.current)) void readStatus();
       },
       isFinal: async () => {
+        // A read in flight may have left before the run ended: wait for it, then ask again
+        // (else a stale "running" keeps the page following, or, after a 204, stuck).
+        if (reading.current) await reading.current;
         const s = await readStatus();
         return s !== null && settled(s);
       },
     });
   }, [runId, follow, readStatus]);
+
+  // The webhook's deliveries go on after the stream closed: read them now and then, not
+  // twice a second, until the last one is made.
+  const pollWebhook = status !== null && webhookPending(status);
+  useEffect(() => {
+    if (!pollWebhook) return;
+    const t = setInterval(() => void readStatus(), WEBHOOK_POLL_MS);
+    return () => clearInterval(t);
+  }, [pollWebhook, readStatus]);
 
   const refresh = useCallback(async () => {
     const s = await readStatus();
@@ -100,18 +118,6 @@ export function useRun(runId: string): RunData {
   }, [readStatus]);
 
   return { status, readAt, plan, events, connection, error, refresh };
-}
-
-/**
- * Nothing more will happen: the run is final, its rollback (which runs after the end) is
- * over, and its webhook delivered or given up. Until then the page keeps following.
- */
-export function settled(s: RunStatus): boolean {
-  return (
-    FINAL_STATUSES.has(s.status) &&
-    s.rollback?.state !== "running" &&
-    s.webhook?.state !== "pending"
-  );
 }
 
 export function isNotFound(err: unknown): boolean {
