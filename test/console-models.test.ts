@@ -98,6 +98,45 @@ describe("buildTimeline", () => {
   });
 });
 
+describe("buildTimeline's attempts before a wait", () => {
+  const kinds = (events: RunEvent[]) =>
+    buildTimeline(events).lanes[0]!.segments.map((s) => [s.kind, s.outcome, s.category]);
+
+  it("draws an attempt that led to a repair as failed, with its category", () => {
+    expect(
+      kinds([
+        ev(0, "step_started", "v", 1),
+        ev(10, "verification_failed", "v", 1, { category: "verification_failed" }),
+        ev(10, "step_waiting", "v", undefined, { waitingFor: "replan" }),
+        ev(10, "replan_requested", "v", undefined, { n: 1, error: { category: "x" } }),
+      ]),
+    ).toEqual([
+      ["attempt", "failed", "verification_failed"],
+      ["wait", undefined, undefined],
+    ]);
+    expect(
+      kinds([
+        ev(0, "step_started", "h", 1),
+        ev(10, "step_waiting", "h", undefined, { waitingFor: "replan" }),
+        ev(10, "replan_requested", "h", undefined, { n: 1, error: { category: "client_error" } }),
+      ]),
+    ).toEqual([
+      ["attempt", "failed", "client_error"],
+      ["wait", undefined, undefined],
+    ]);
+  });
+
+  it("closes the attempt that hands over to a callback or a timer; the wait stays open", () => {
+    for (const waitingFor of ["callback", "timer", "approval"])
+      expect(
+        kinds([ev(0, "step_started", "c", 1), ev(5, "step_waiting", "c", 1, { waitingFor })]),
+      ).toEqual([
+        ["attempt", "succeeded", undefined],
+        ["wait", undefined, undefined],
+      ]);
+  });
+});
+
 describe("buildTimeline's span", () => {
   it("ends at the run's end: webhook deliveries after it do not stretch the axis", () => {
     const timeline = buildTimeline([

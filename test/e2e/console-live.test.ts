@@ -22,7 +22,7 @@ afterAll(async () => {
   await stopConsoleEnv(env ?? {});
 });
 
-const { submit, page, url } = consoleClient(() => env);
+const { submit, page, post, url } = consoleClient(() => env);
 const text = (selector: string) =>
   `document.querySelector(${JSON.stringify(selector)})?.textContent ?? null`;
 
@@ -243,6 +243,58 @@ describe("console: a finished run whose webhook is still retrying", () => {
       expectNoProblems(again);
     } finally {
       await again.close();
+    }
+  });
+});
+
+describe("console: the waterfall's colours", () => {
+  it("draws an attempt that led to a repair red with its category, a cancelled wait grey", async () => {
+    const runId = await submit({
+      replan: { mode: "human" },
+      steps: [
+        { id: "v", tool: "pass", params: { value: [] }, verify: "${output.length}" },
+        { id: "nap", tool: "wait", params: { ms: 600_000 } },
+      ],
+    });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await waitFor(
+        p.page,
+        "both steps waiting",
+        `${nodeIs("v", "waiting")} && ${nodeIs("nap", "waiting")}`,
+      );
+      expect((await post(`/v1/runs/${runId}/cancel`, {})).status).toBe(200);
+      await waitFor(p.page, "the run cancelled", runStatusIs("cancelled"));
+      const row = (id: string) => `.tl-row[data-step-id="${id}"] .seg`;
+      await p.page.waitForSelector(`${row("nap")}.k-wait.o-cancelled`);
+      const segs = (id: string) =>
+        p.page.$$eval(row(id), (ss) =>
+          ss.map((s) => [
+            [...s.classList].filter((c) => /^[ko]-/.test(c)).join(" "),
+            s.getAttribute("title")!.split(" · ")[0],
+          ]),
+        );
+      expect(await segs("v")).toEqual([
+        ["k-attempt o-failed", "attempt 1: verification_failed"],
+        ["k-wait o-cancelled", "waiting for replan"],
+      ]);
+      expect(await segs("nap")).toEqual([
+        ["k-attempt o-succeeded", "attempt 1"],
+        ["k-wait o-cancelled", "waiting for timer"],
+      ]);
+      // Drawn as the legend's cancelled key, not as a wait.
+      const colours = await p.page.evaluate(
+        (sel: string) => {
+          const bg = (s: string) => getComputedStyle(document.querySelector(s)!).backgroundColor;
+          return [bg(sel), bg(".tl-legend .seg-key.o-cancelled"), bg(".tl-legend .seg-key.k-wait")];
+        },
+        `${row("nap")}.k-wait.o-cancelled`,
+      );
+      expect(colours[0]).toBe(colours[1]);
+      expect(colours[0]).not.toBe(colours[2]);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
     }
   });
 });

@@ -16,6 +16,8 @@ export interface Segment {
   /** null: still going. */
   end: number | null;
   outcome?: Outcome;
+  /** A failed attempt's error category, when the events name it. */
+  category?: string;
   label: string;
 }
 
@@ -42,12 +44,93 @@ type Data = Record<string, unknown>;
 const dataOf = (e: RunEvent): Data =>
   typeof e.data === "object" && e.data !== null ? (e.data as Data) : {};
 
-function close(lane: Lane, at: number, outcome?: Outcome, suffix = ""): void {
+function close(lane: Lane, at: number, outcome?: Outcome, category?: unknown): void {
   const open = lane.segments.findLast((s) => s.end === null);
   if (!open) return;
   open.end = at;
   if (outcome) open.outcome = outcome;
-  if (suffix) open.label += suffix;
+  if (category) withCategory(open, category);
+}
+
+function withCategory(segment: Segment, category: unknown): void {
+  if (segment.category || typeof category !== "string") return;
+  segment.category = category;
+  segment.label += `: ${category}`;
+}
+
+/**
+ * A step starts to wait, often inside an attempt: an attempt that led to a repair failed (its
+ * category comes with `verification_failed` before, or `replan_requested` just after); one
+ * that hands over to an approval, a callback or a timer did its part and the wait goes on.
+ * Left open, the attempt would be drawn as still running, in no colour of the legend.
+ */
+function closeBeforeWait(lane: Lane, at: number, waitingFor: unknown, category: unknown): void {
+  const open = lane.segments.findLast((s) => s.end === null);
+  if (open?.kind !== "attempt") return close(lane, at);
+  if (waitingFor === "replan") close(lane, at, "failed", category);
+  else close(lane, at, "succeeded");
+}
+
+/** What one pass over the events remembers beyond the lanes. */
+interface Pass {
+  forEach: Set<string>;
+  /** A step's verification_failed category, until the wait for its repair closes the attempt. */
+  verdicts: Map<string, unknown>;
+}
+
+/** A step's event on its lane. */
+function onStepEvent(l: Lane, e: RunEvent, at: number, pass: Pass): void {
+  const d = dataOf(e);
+  const open = (kind: SegmentKind, label: string) =>
+    l.segments.push({ kind, start: at, end: null, label });
+  switch (e.type) {
+    case "step_started":
+      if (d.forEach) pass.forEach.add(l.stepId);
+      close(l, at);
+      open("attempt", d.forEach ? "items" : `attempt ${e.attempt ?? "?"}`);
+      break;
+    case "verification_failed":
+      pass.verdicts.set(l.stepId, d.category);
+      break;
+    case "step_waiting":
+      closeBeforeWait(l, at, d.waitingFor, pass.verdicts.get(l.stepId));
+      pass.verdicts.delete(l.stepId);
+      open("wait", `waiting for ${String(d.waitingFor ?? "?")}`);
+      break;
+    case "quota_wait":
+      // An item's or a compensation's wait is in memory, inside the step's own segment.
+      if (d.item !== undefined || d.compensation) break;
+      close(l, at);
+      open("wait", "waiting for quota");
+      break;
+    case "step_retry_scheduled":
+      if (pass.forEach.has(l.stepId)) break; // its items' retries, not a retry of the step
+      close(l, at, "failed", d.category);
+      open("backoff", "backoff");
+      break;
+    case "step_succeeded":
+      close(l, at, "succeeded");
+      break;
+    case "step_failed":
+      close(l, at, "failed", d.category);
+      break;
+    case "replan_requested": {
+      // Its error names the category of the attempt the step_waiting just before closed.
+      const failed = l.segments.findLast((s) => s.kind === "attempt");
+      const error = (typeof d.error === "object" && d.error !== null ? d.error : {}) as Data;
+      if (failed?.outcome === "failed") withCategory(failed, error.category);
+      break;
+    }
+    case "step_skipped":
+      l.skipped = { at, reason: String(d.reason ?? "") };
+      break;
+    case "compensation_started":
+      open("compensation", "compensation");
+      break;
+    case "compensation_finished":
+      close(l, at, d.status === "succeeded" ? "succeeded" : "failed");
+      break;
+  }
 }
 
 /**
@@ -60,12 +143,7 @@ export function buildTimeline(
   itemLogs: ReadonlyMap<string, AttemptLog> = new Map(),
 ): Timeline {
   const lanes = new Map<string, Lane>();
-  const forEach = new Set<string>();
-  const lane = (stepId: string) => {
-    let l = lanes.get(stepId);
-    if (!l) lanes.set(stepId, (l = { stepId, segments: [] }));
-    return l;
-  };
+  const pass: Pass = { forEach: new Set(), verdicts: new Map() };
   let start: number | null = null;
   let end: number | null = null;
   for (const e of events) {
@@ -73,62 +151,16 @@ export function buildTimeline(
     const at = Date.parse(e.at);
     start ??= at;
     end = at;
-    const d = dataOf(e);
     if (e.type === "run_cancelled" || e.type === "run_finished") {
       for (const l of lanes.values()) close(l, at, "cancelled");
       continue;
     }
     if (!e.stepId) continue;
-    const l = lane(e.stepId);
-    switch (e.type) {
-      case "step_started":
-        if (d.forEach) forEach.add(e.stepId);
-        close(l, at);
-        l.segments.push({
-          kind: "attempt",
-          start: at,
-          end: null,
-          label: d.forEach ? "items" : `attempt ${e.attempt ?? "?"}`,
-        });
-        break;
-      case "step_waiting":
-        close(l, at);
-        l.segments.push({
-          kind: "wait",
-          start: at,
-          end: null,
-          label: `waiting for ${String(d.waitingFor ?? "?")}`,
-        });
-        break;
-      case "quota_wait":
-        // An item's or a compensation's wait is in memory, inside the step's own segment.
-        if (d.item !== undefined || d.compensation) break;
-        close(l, at);
-        l.segments.push({ kind: "wait", start: at, end: null, label: "waiting for quota" });
-        break;
-      case "step_retry_scheduled":
-        if (forEach.has(e.stepId)) break; // its items' retries, not a retry of the step
-        close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");
-        l.segments.push({ kind: "backoff", start: at, end: null, label: "backoff" });
-        break;
-      case "step_succeeded":
-        close(l, at, "succeeded");
-        break;
-      case "step_failed":
-        close(l, at, "failed", d.category ? `: ${String(d.category)}` : "");
-        break;
-      case "step_skipped":
-        l.skipped = { at, reason: String(d.reason ?? "") };
-        break;
-      case "compensation_started":
-        l.segments.push({ kind: "compensation", start: at, end: null, label: "compensation" });
-        break;
-      case "compensation_finished":
-        close(l, at, d.status === "succeeded" ? "succeeded" : "failed");
-        break;
-    }
+    let l = lanes.get(e.stepId);
+    if (!l) lanes.set(e.stepId, (l = { stepId: e.stepId, segments: [] }));
+    onStepEvent(l, e, at, pass);
   }
-  for (const id of forEach) {
+  for (const id of pass.forEach) {
     const log = itemLogs.get(id);
     if (log?.length) withItems(lanes.get(id)!, log);
   }

@@ -130,11 +130,13 @@ export function TimelineView({ timeline, now, live, selectedStepId, onSelect }: 
         <p class="muted">{`${timeline.lanes.length - MAX_ROWS} more steps not shown`}</p>
       )}
       <div class="tl-legend">
+        <span class="seg-key k-attempt running" /> attempt running
         <span class="seg-key k-attempt o-succeeded" /> attempt succeeded
         <span class="seg-key k-attempt o-failed" /> attempt failed
         <span class="seg-key k-backoff" /> backoff
         <span class="seg-key k-wait" /> waiting
         <span class="seg-key k-compensation" /> compensation
+        <span class="seg-key o-cancelled" /> cancelled
       </div>
     </div>
   );
