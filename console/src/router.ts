@@ -17,9 +17,10 @@ export function parseRoute(path: string): Route {
 
 export const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
 
-export function navigate(path: string): void {
+/** `state`: what the new history entry holds for its page (e.g. a submission's warnings). */
+export function navigate(path: string, state: unknown = null): void {
   if (path === location.pathname + location.search) return;
-  history.pushState(null, "", path);
+  history.pushState(state, "", path);
   dispatchEvent(new PopStateEvent("popstate"));
 }
 

@@ -538,3 +538,43 @@ describe("console: large runs (figures reported, not asserted)", () => {
     },
   );
 });
+
+describe("console: the playground's warnings", () => {
+  it("lists validation's warnings at their paths, and the submission's on the run page", async () => {
+    const p = await page("/playground");
+    try {
+      await p.page.waitForSelector("textarea[name=plan]");
+      const plan = {
+        steps: [{ id: "a", tool: "pass", rationale: "because", params: { value: 1 } }],
+      };
+      await p.page.$eval(
+        "textarea[name=plan]",
+        (t, text) => {
+          const area = t as HTMLTextAreaElement;
+          area.value = text as string;
+          area.dispatchEvent(new Event("input", { bubbles: true }));
+        },
+        JSON.stringify(plan),
+      );
+      const warnings = () =>
+        p.page.$$eval("[data-testid=warnings] li", (ls) =>
+          ls.map((l) => [(l as HTMLElement).dataset.path, l.textContent]),
+        );
+      const expected = [
+        ["steps.0.rationale", 'steps.0.rationale unknown step field "rationale" was ignored'],
+      ];
+      await clickWhenShown(p.page, 'button[data-action="validate"]');
+      await p.page.waitForSelector("[data-testid=valid]");
+      await p.page.waitForSelector("[data-testid=warnings] li");
+      expect(await warnings()).toEqual(expected);
+
+      await clickWhenShown(p.page, 'button[data-action="submit"]');
+      await waitFor(p.page, "the run page", `location.pathname.startsWith("/runs/run_")`);
+      await p.page.waitForSelector(".run-page [data-testid=warnings] li");
+      expect(await warnings()).toEqual(expected);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});

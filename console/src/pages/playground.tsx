@@ -8,6 +8,7 @@ import { DagView } from "../graph/dag-view";
 import { criticalPathOf, graphOf } from "../graph/model";
 import { useLayout } from "../graph/use-layout";
 import { navigate, runPath } from "../router";
+import { PlanWarnings } from "../warnings";
 import type { Issue, ValidateResult } from "../types";
 import { EXAMPLES } from "./playground-examples";
 import { previewSteps } from "./plan-graph";
@@ -68,7 +69,11 @@ export function Playground() {
     setBusy(true);
     try {
       if (what === "validate") setVerdict({ kind: "valid", result: await api.validate(text) });
-      else navigate(runPath((await api.submit(text)).runId));
+      else {
+        const created = await api.submit(text);
+        // The run page shows them: accepted, the plan's ignored fields are still worth a look.
+        navigate(runPath(created.runId), { warnings: created.warnings ?? [] });
+      }
     } catch (err) {
       const e = err as ApiError;
       setVerdict({
@@ -164,6 +169,13 @@ export function Playground() {
               </ol>
               <p>{`Critical path: ${verdict.result.criticalPath.join(" → ")}`}</p>
             </div>
+          )}
+          {verdict.kind === "valid" && (
+            <PlanWarnings
+              warnings={verdict.result.warnings ?? []}
+              title="Warnings (the plan runs without these fields):"
+              onPick={pickIssue}
+            />
           )}
           {verdict.kind === "invalid" && (
             <div class="verdict bad" data-testid="invalid">

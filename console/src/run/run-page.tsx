@@ -10,6 +10,7 @@ import { TimelineView } from "./timeline";
 import { buildTimeline } from "./timeline-model";
 import { useItemAttempts } from "./use-item-attempts";
 import { isNotFound, settled, useRun } from "./use-run";
+import { PlanWarnings, warningsOfEntry } from "../warnings";
 
 /** Re-renders every second while the run is live (elapsed times, open bars). */
 function useNow(active: boolean): number {
@@ -25,6 +26,7 @@ function useNow(active: boolean): number {
 export function RunPage({ runId }: { runId: string }) {
   const { status, readAt, plan, events, connection, error, refresh } = useRun(runId);
   const [selected, setSelected] = useState<string | null>(null);
+  const [warnings] = useState(warningsOfEntry);
   const model = useMemo(() => (plan ? graphOf(plan.plan.steps) : null), [plan]);
   const layout = useLayout(model);
   const live = status !== null && !settled(status);
@@ -52,6 +54,7 @@ export function RunPage({ runId }: { runId: string }) {
   return (
     <div class="run-page">
       <RunHeader s={status} readAt={readAt} now={now} connection={connection} tags={status.tags} />
+      <PlanWarnings warnings={warnings} title="Submitted with warnings:" />
       <Approvals s={status} onDone={refresh} />
       <Controls s={status} onDone={refresh} />
       {error && <p class="message">{error.message}</p>}
