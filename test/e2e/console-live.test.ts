@@ -298,3 +298,39 @@ describe("console: the waterfall's colours", () => {
     }
   });
 });
+
+describe("console: a phone's width (390 px)", () => {
+  it("fits every page: the side panel under the graph, the playground stacked, the list scrolls", async () => {
+    const runId = await submit({
+      name: "a-run-with-a-rather-long-name-for-a-phone",
+      tags: { team: "blue", region: "eu-west-1", tier: "gold" },
+      steps: [{ id: "only-step", tool: "pass" }],
+    });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await p.page.setViewport({ width: 390, height: 844 });
+      const fits = () => p.page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
+      await waitFor(p.page, "the run completed", runStatusIs("completed"));
+      await clickNode(p.page, "only-step");
+      await p.page.waitForSelector(".side-panel table.attempts");
+      const width = (s: string) => p.page.$eval(s, (e) => e.getBoundingClientRect().width);
+      expect(await width(".graph-pane")).toBeGreaterThan(300);
+      expect(await width(".side-panel")).toBeGreaterThan(300);
+      expect(await fits()).toBe(true);
+
+      await p.page.goto(url("/playground"), { waitUntil: "domcontentloaded" });
+      await p.page.waitForSelector(".pg-preview .dag .node");
+      expect(await fits()).toBe(true);
+      expect(await width(".pg-preview")).toBeGreaterThan(300);
+
+      await p.page.goto(url("/"), { waitUntil: "domcontentloaded" });
+      await p.page.waitForSelector(`tr[data-run-id="${runId}"]`);
+      expect(await fits()).toBe(true);
+      const open = await p.page.$eval(".open-by-id button", (e) => e.getBoundingClientRect().right);
+      expect(open).toBeLessThanOrEqual(390);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});

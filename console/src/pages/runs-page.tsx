@@ -221,23 +221,25 @@ export function RunsPage() {
           No runs match.
         </p>
       ) : (
-        <table class="runs">
-          <thead>
-            <tr>
-              <th>status</th>
-              <th>name</th>
-              <th>created</th>
-              <th>took</th>
-              <th>progress</th>
-              <th>tags</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((r) => (
-              <Row key={r.runId} r={r} now={now} />
-            ))}
-          </tbody>
-        </table>
+        <div class="table-scroll">
+          <table class="runs">
+            <thead>
+              <tr>
+                <th>status</th>
+                <th>name</th>
+                <th>created</th>
+                <th>took</th>
+                <th>progress</th>
+                <th>tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => (
+                <Row key={r.runId} r={r} now={now} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {next && (
         <button type="button" onClick={more}>
