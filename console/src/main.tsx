@@ -79,7 +79,8 @@ function App() {
         {apiKey() && <span class="muted small">key set</span>}
       </nav>
       <main key={session}>
-        {route.page === "runs" && <RunsPage />}
+        {/* Keyed by the filters it was reached with: the "Runs" link clears them, Back restores them. */}
+        {route.page === "runs" && <RunsPage key={route.search} />}
         {route.page === "run" && <RunPage key={route.runId} runId={route.runId} />}
         {route.page === "playground" && <Playground />}
         {route.page === "not_found" && (

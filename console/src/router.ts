@@ -2,13 +2,14 @@
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
-  | { page: "runs" }
+  /** `search`: the list's filters, as the address held them when the list was reached. */
+  | { page: "runs"; search: string }
   | { page: "run"; runId: string }
   | { page: "playground" }
   | { page: "not_found"; path: string };
 
-export function parseRoute(path: string): Route {
-  if (path === "/" || path === "/runs") return { page: "runs" };
+export function parseRoute(path: string, search = ""): Route {
+  if (path === "/" || path === "/runs") return { page: "runs", search };
   if (path === "/playground") return { page: "playground" };
   const m = /^\/runs\/([^/]+)$/.exec(path);
   if (m) return { page: "run", runId: decodeURIComponent(m[1]!) };
@@ -26,9 +27,9 @@ export function navigate(path: string, state: unknown = null): void {
 
 /** The current route; in-app links (`<a href="/...">`) navigate without a reload. */
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  const [route, setRoute] = useState(() => parseRoute(location.pathname, location.search));
   useEffect(() => {
-    const onPop = () => setRoute(parseRoute(location.pathname));
+    const onPop = () => setRoute(parseRoute(location.pathname, location.search));
     const onClick = (e: MouseEvent) => {
       const a = (e.target as Element | null)?.closest?.("a");
       if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey)

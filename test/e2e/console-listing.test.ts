@@ -129,6 +129,34 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
     }
   });
 
+  it("keeps its filters in the address: Back from a run shows the same filtered list", async () => {
+    const p = await page("/");
+    try {
+      await p.page.waitForSelector("table.runs");
+      await p.page.select("select[name=status]", "failed");
+      await p.page.type("input[name=tag]", "team:blue");
+      await waitFor(p.page, "the filtered list", listedAre(["list-c"]));
+      await waitFor(
+        p.page,
+        "the filters in the address",
+        `location.search === "?status=failed&tags=team%3Ablue"`,
+      );
+      await p.page.click(`tr[data-run-id="${ids.c}"] a`);
+      await waitFor(p.page, "the run page", runStatusIs("failed"));
+      await p.page.goBack();
+      await waitFor(
+        p.page,
+        "the filters back in their boxes",
+        `document.querySelector("select[name=status]")?.value === "failed" &&
+         document.querySelector("input[name=tag]")?.value === "team:blue"`,
+      );
+      await waitFor(p.page, "the filtered list again", listedAre(["list-c"]));
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("deletes a final run from its page: gone from the API and the list", async () => {
     const p = await page(`/runs/${ids.a}`);
     try {

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api";
 import { ago, duration } from "../format";
+import { filtersOfQuery, queryOfFilters, type Filters } from "./filter-query";
 import { listUpTo } from "./list-up-to";
 import { parseTagFilter } from "./tag-filter";
 import { StatusBadge } from "../run/header";
@@ -13,12 +14,6 @@ import { navigate, runPath } from "../router";
 import { RUN_STATUSES, type RunListEntry, type RunStats } from "../types";
 
 const REFRESH_MS = 3000;
-
-interface Filters {
-  status: string;
-  name: string;
-  tags: string;
-}
 
 function OpenById() {
   const [id, setId] = useState("");
@@ -104,7 +99,8 @@ function Row({ r, now }: { r: RunListEntry; now: number }) {
 }
 
 export function RunsPage() {
-  const [filters, setFilters] = useState<Filters>({ status: "", name: "", tags: "" });
+  // The address holds the filters: Back from a run, or a reload, shows the same list.
+  const [filters, setFilters] = useState<Filters>(() => filtersOfQuery(location.search));
   const [applied, setApplied] = useState<Filters>(filters);
   const [runs, setRuns] = useState<RunListEntry[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
@@ -112,6 +108,11 @@ export function RunsPage() {
   const [unavailable, setUnavailable] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const shown = useRef(50);
+
+  useEffect(() => {
+    // Replaced, not pushed: each keystroke is no page of its own to go Back to.
+    history.replaceState(history.state, "", `${location.pathname}${queryOfFilters(filters)}`);
+  }, [filters]);
 
   // Typing settles for a moment before the list is asked again.
   useEffect(() => {
