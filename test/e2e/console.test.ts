@@ -423,6 +423,32 @@ describe("console: the playground's preview as the plan grows", () => {
   });
 });
 
+describe("console: the playground's file picker", () => {
+  it("opens the same file again after the text was edited", async () => {
+    const p = await page("/playground");
+    try {
+      await p.page.waitForSelector("textarea[name=plan]");
+      const file = join(mkdtempSync(join(tmpdir(), "pg-")), "plan.json");
+      writeFileSync(file, JSON.stringify({ steps: [{ id: "from-file", tool: "pass" }] }));
+      const input = (await p.page.$('input[type="file"]')) as ElementHandle<HTMLInputElement>;
+      const textIs = (s: string) =>
+        `document.querySelector("textarea[name=plan]").value.includes(${JSON.stringify(s)})`;
+      await input.uploadFile(file);
+      await waitFor(p.page, "the file's text", textIs("from-file"));
+      await p.page.$eval("textarea[name=plan]", (t) => {
+        (t as HTMLTextAreaElement).value = "{}";
+        t.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      await waitFor(p.page, "the edit", `!(${textIs("from-file")})`);
+      await input.uploadFile(file);
+      await waitFor(p.page, "the same file's text again", textIs("from-file"));
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
 describe("console: the runs list without the listing routes", () => {
   it("says listing is not available and opens a run by id", async () => {
     const runId = await submit({ steps: [{ id: "x", tool: "pass" }] });

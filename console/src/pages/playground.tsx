@@ -119,11 +119,14 @@ export function Playground() {
             type="file"
             accept=".json,application/json"
             onChange={async (e) => {
-              const f = (e.target as HTMLInputElement).files?.[0];
+              const input = e.target as HTMLInputElement;
+              const f = input.files?.[0];
               if (f) {
                 setText(await f.text());
                 setVerdict({ kind: "none" }); // it was the verdict on the text replaced
               }
+              // Else the same file chosen again (after edits to revert) fires no change.
+              input.value = "";
             }}
           />
         </label>
