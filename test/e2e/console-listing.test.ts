@@ -4,7 +4,7 @@
  * is tested in console.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickWhenShown, expectNoProblems, runStatusIs, waitFor } from "./browser.ts";
+import { clickWhenShown, expectNoProblems, openPage, runStatusIs, waitFor } from "./browser.ts";
 import {
   consoleClient,
   startConsoleEnv,
@@ -151,6 +151,51 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
          document.querySelector("input[name=tag]")?.value === "team:blue"`,
       );
       await waitFor(p.page, "the filtered list again", listedAre(["list-c"]));
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("clears the rows under a refused tag filter and stops asking until the filter changes", async () => {
+    const p = await page("/");
+    try {
+      await waitFor(p.page, "the list", `(${listedNames}).length > 0`);
+      await p.page.type("input[name=tag]", "nocolon");
+      await waitFor(
+        p.page,
+        "the 400 without the previous filter's rows, no refresh due",
+        `/not key:value/.test(document.querySelector(".page .message")?.textContent ?? "") &&
+         !document.querySelector("table.runs") &&
+         document.querySelector(".page")?.dataset.refreshing === "false"`,
+      );
+      await p.page.$eval("input[name=tag]", (i) => {
+        (i as HTMLInputElement).value = "team:red";
+        i.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      await waitFor(p.page, "a valid filter's rows", listedAre(["list-b"]));
+      expect(await p.page.$(".page .message")).toBeNull();
+      expect(await p.page.$eval(".page", (e) => (e as HTMLElement).dataset.refreshing)).toBe(
+        "true",
+      );
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("asks nothing more behind the API key prompt", async () => {
+    const p = await openPage(env.browser);
+    try {
+      await p.page.goto(url("/"), { waitUntil: "domcontentloaded" });
+      await p.page.waitForSelector(".key-prompt input[name=apiKey]");
+      await waitFor(
+        p.page,
+        "the list to stop refreshing",
+        `document.querySelector(".page")?.dataset.refreshing === "false"`,
+      );
+      const lists = p.requests.filter((u) => new URL(u).pathname === "/v1/runs");
+      expect(lists).toHaveLength(1);
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -3,17 +3,13 @@
  * status, refreshed every few seconds. On a server without the listing routes it says so
  * and offers to open a run by id.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api } from "../api";
+import { useEffect, useState } from "preact/hooks";
 import { ago, duration } from "../format";
 import { filtersOfQuery, queryOfFilters, type Filters } from "./filter-query";
-import { listUpTo } from "./list-up-to";
-import { parseTagFilter } from "./tag-filter";
+import { useRunList } from "./use-run-list";
 import { StatusBadge } from "../run/header";
 import { navigate, runPath } from "../router";
 import { RUN_STATUSES, type RunListEntry, type RunStats } from "../types";
-
-const REFRESH_MS = 3000;
 
 function OpenById() {
   const [id, setId] = useState("");
@@ -102,13 +98,6 @@ export function RunsPage() {
   // The address holds the filters: Back from a run, or a reload, shows the same list.
   const [filters, setFilters] = useState<Filters>(() => filtersOfQuery(location.search));
   const [applied, setApplied] = useState<Filters>(filters);
-  const [runs, setRuns] = useState<RunListEntry[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [stats, setStats] = useState<RunStats | null>(null);
-  const [unavailable, setUnavailable] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const shown = useRef(50);
-
   useEffect(() => {
     // Replaced, not pushed: each keystroke is no page of its own to go Back to.
     history.replaceState(history.state, "", `${location.pathname}${queryOfFilters(filters)}`);
@@ -120,50 +109,7 @@ export function RunsPage() {
     return () => clearTimeout(t);
   }, [filters]);
 
-  useEffect(() => {
-    let stop = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tags = parseTagFilter(applied.tags);
-    const load = async () => {
-      try {
-        const [page, counts] = await Promise.all([
-          listUpTo(api.list, { status: applied.status, name: applied.name, tags }, shown.current),
-          api
-            .stats()
-            .catch((err: unknown) =>
-              err instanceof ApiError && err.noRoute ? null : Promise.reject(err),
-            ),
-        ]);
-        if (stop) return;
-        setRuns(page.runs);
-        setNext(page.next);
-        setStats(counts);
-        setError(null);
-      } catch (err) {
-        if (stop) return;
-        if (err instanceof ApiError && err.noRoute) {
-          setUnavailable(true);
-          return; // nothing to refresh
-        }
-        setError((err as Error).message);
-      }
-      if (!stop) timer = setTimeout(load, REFRESH_MS);
-    };
-    void load();
-    return () => {
-      stop = true;
-      clearTimeout(timer);
-    };
-  }, [applied]);
-
-  const more = async () => {
-    if (!next) return;
-    const tags = parseTagFilter(applied.tags);
-    const page = await api.list({ ...applied, tags, cursor: next });
-    setRuns((r) => [...(r ?? []), ...page.runs]);
-    shown.current += page.runs.length;
-    setNext(page.next);
-  };
+  const { runs, next, stats, unavailable, error, refreshing, more } = useRunList(applied);
 
   const set = (k: keyof Filters) => (e: Event) =>
     setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value });
@@ -185,7 +131,7 @@ export function RunsPage() {
 
   const now = Date.now();
   return (
-    <div class="page">
+    <div class="page" data-refreshing={String(refreshing)}>
       <div class="page-head">
         <h1>Runs</h1>
         <OpenById />
@@ -216,7 +162,7 @@ export function RunsPage() {
       </form>
       {error && <p class="message">{error}</p>}
       {runs === null ? (
-        <p class="muted">Loading…</p>
+        !error && <p class="muted">Loading…</p>
       ) : runs.length === 0 ? (
         <p class="muted" data-testid="no-runs">
           No runs match.
