@@ -1,6 +1,6 @@
 /** The run header's elapsed time and ETA between two status reads (console/src/run/progress-model.ts). */
 import { describe, expect, it } from "vitest";
-import { liveProgress } from "../console/src/run/progress-model";
+import { liveProgress, progressShape } from "../console/src/run/progress-model";
 
 const progress = (elapsedMs: number, estimatedTimeRemainingMs: number) =>
   ({ elapsedMs, estimatedTimeRemainingMs }) as Parameters<typeof liveProgress>[0]["progress"];
@@ -21,5 +21,38 @@ describe("liveProgress", () => {
     expect(liveProgress(final, readAt, readAt + 60_000)).toEqual({ elapsedMs: 5_000, etaMs: 0 });
     const pending = { startedAt: null, endedAt: null, progress: progress(0, 0) };
     expect(liveProgress(pending, readAt, readAt + 60_000)).toEqual({ elapsedMs: 0, etaMs: 0 });
+  });
+});
+
+describe("progressShape", () => {
+  const status = (done: [number, number, number, number], total: number) => ({
+    summary: {
+      successfulSteps: done[0],
+      failedSteps: done[1],
+      skippedSteps: done[2],
+      cancelledSteps: done[3],
+    },
+    progress: {
+      completedSteps: done.reduce((a, b) => a + b),
+      totalSteps: total,
+      percentage: Math.round((done.reduce((a, b) => a + b) / total) * 100),
+    },
+  });
+
+  it("draws a run cancelled before anything ran as cancelled, not as a full green bar", () => {
+    const shape = progressShape(status([0, 0, 0, 4], 4) as never);
+    expect(shape.text).toBe("0 succeeded · 4 cancelled of 4 steps");
+    expect(shape.parts).toEqual([{ outcome: "cancelled", count: 4, percent: 100 }]);
+  });
+
+  it("splits the bar by outcome, and keeps the plain count while every step succeeded", () => {
+    const mixed = progressShape(status([2, 1, 1, 0], 8) as never);
+    expect(mixed.text).toBe("2 succeeded · 1 failed · 1 skipped of 8 steps");
+    expect(mixed.parts.map((p) => [p.outcome, p.percent])).toEqual([
+      ["succeeded", 25],
+      ["failed", 12.5],
+      ["skipped", 12.5],
+    ]);
+    expect(progressShape(status([3, 0, 0, 0], 4) as never).text).toBe("3/4 steps · 75%");
   });
 });

@@ -334,3 +334,30 @@ describe("console: a phone's width (390 px)", () => {
     }
   });
 });
+
+describe("console: the header's progress of a run denied at its risk gate", () => {
+  it("shows its steps cancelled, not a green bar at 100 %", async () => {
+    const runId = await submit({
+      config: { requireApprovalForRisk: "high" },
+      steps: ["a", "b", "c", "d"].map((id) => ({ id, tool: "pass", risk: "high" })),
+    });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await p.page.waitForSelector('.approval[data-gate="risk"]');
+      expect((await post(`/v1/runs/${runId}/approve`, { approved: false })).status).toBe(200);
+      await waitFor(p.page, "the run cancelled", runStatusIs("cancelled"));
+      await waitFor(
+        p.page,
+        "the progress in words",
+        `document.querySelector("[data-testid=progress]")?.textContent === "0 succeeded · 4 cancelled of 4 steps"`,
+      );
+      const bar = await p.page.$$eval(".run-header .progress-fill", (fs) =>
+        fs.map((f) => [(f as HTMLElement).dataset.outcome, (f as HTMLElement).style.width]),
+      );
+      expect(bar).toEqual([["cancelled", "100%"]]);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});

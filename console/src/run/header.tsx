@@ -2,7 +2,7 @@
 import { duration, time } from "../format";
 import type { RunStatus } from "../types";
 import type { Connection } from "./live";
-import { liveProgress } from "./progress-model";
+import { liveProgress, progressShape } from "./progress-model";
 
 export function StatusBadge({ status }: { status: string }) {
   return (
@@ -15,13 +15,21 @@ export function StatusBadge({ status }: { status: string }) {
 function Progress({ s, readAt, now }: { s: RunStatus; readAt: number; now: number }) {
   const p = s.progress;
   const { elapsedMs, etaMs } = liveProgress(s, readAt, now);
+  const shape = progressShape(s);
   return (
     <div class="progress-block">
-      <div class="progress" title={`${p.percentage}%`}>
-        <div class="progress-fill" style={{ width: `${p.percentage}%` }} />
+      <div class="progress" title={shape.text}>
+        {shape.parts.map((part) => (
+          <div
+            key={part.outcome}
+            class={`progress-fill pf-${part.outcome}`}
+            data-outcome={part.outcome}
+            style={{ width: `${part.percent}%` }}
+          />
+        ))}
       </div>
       <div class="progress-text">
-        <span data-testid="progress">{`${p.completedSteps}/${p.totalSteps} steps · ${p.percentage}%`}</span>
+        <span data-testid="progress">{shape.text}</span>
         <span data-testid="elapsed">{`elapsed ${duration(elapsedMs)}`}</span>
         {etaMs > 0 && <span data-testid="eta">{`ETA ${duration(etaMs)}`}</span>}
         {p.runningSteps > 0 && <span>{`${p.runningSteps} running`}</span>}

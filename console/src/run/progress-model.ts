@@ -5,6 +5,45 @@
  */
 import type { RunStatus } from "../types";
 
+export type Outcome = "succeeded" | "failed" | "skipped" | "cancelled";
+
+export interface ProgressShape {
+  /** The bar's segments, left to right: the share of the plan's steps that ended each way. */
+  parts: { outcome: Outcome; count: number; percent: number }[];
+  text: string;
+}
+
+/**
+ * The header's progress bar and its words. "Done" is not "succeeded": a run denied at its
+ * risk gate has every step done (cancelled), which a green bar at 100 % would misread, so
+ * the bar is split by how the steps ended, and the words name the outcomes once any step
+ * ended otherwise than succeeded.
+ */
+export function progressShape(s: Pick<RunStatus, "summary" | "progress">): ProgressShape {
+  const { successfulSteps, failedSteps, skippedSteps, cancelledSteps } = s.summary;
+  const { completedSteps, totalSteps, percentage } = s.progress;
+  const counts: [Outcome, number][] = [
+    ["succeeded", successfulSteps],
+    ["failed", failedSteps],
+    ["skipped", skippedSteps],
+    ["cancelled", cancelledSteps],
+  ];
+  const parts = counts
+    .filter(([, count]) => count > 0)
+    .map(([outcome, count]) => ({
+      outcome,
+      count,
+      percent: totalSteps > 0 ? (count / totalSteps) * 100 : 0,
+    }));
+  const others = counts.slice(1).filter(([, count]) => count > 0);
+  const text =
+    others.length === 0
+      ? `${completedSteps}/${totalSteps} steps · ${percentage}%`
+      : [`${successfulSteps} succeeded`, ...others.map(([o, n]) => `${n} ${o}`)].join(" · ") +
+        ` of ${totalSteps} steps`;
+  return { parts, text };
+}
+
 export interface LiveProgress {
   elapsedMs: number;
   /** 0: no estimate (nothing finished yet to average, or the run is final). */
