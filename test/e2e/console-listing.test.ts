@@ -78,8 +78,13 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
       await p.page.select("select[name=status]", "waiting");
       await waitFor(p.page, "status filter", listedAre(["list-b"]));
       await p.page.select("select[name=status]", "");
+      expect(await p.page.$("[data-testid=counts-unfiltered]")).toBeNull();
       await p.page.type("input[name=name]", "list-a");
       await waitFor(p.page, "name filter", listedAre(["list-a"]));
+      // The counts stay those of every run: said so under a name filter.
+      expect(await p.page.$eval("[data-testid=counts]", (c) => c.textContent)).toMatch(
+        /^all runs:.*counts of all runs: the name and tag filters do not apply/,
+      );
       await p.page.$eval("input[name=name]", (i) => {
         (i as HTMLInputElement).value = "";
         i.dispatchEvent(new Event("input", { bubbles: true }));

@@ -32,17 +32,24 @@ function OpenById() {
   );
 }
 
+/**
+ * Counts by status of every run of the key (`GET /v1/stats` takes no filter): labelled so, and
+ * said again when a name or tag filter narrows the list below them.
+ */
 function Counts({
   stats,
   active,
+  narrowed,
   pick,
 }: {
   stats: RunStats;
   active: string;
+  narrowed: boolean;
   pick: (s: string) => void;
 }) {
   return (
     <div class="counts" data-testid="counts">
+      <span class="muted small">all runs:</span>
       <button type="button" class={active === "" ? "chip on" : "chip"} onClick={() => pick("")}>
         {`all ${stats.total}`}
       </button>
@@ -57,6 +64,11 @@ function Counts({
           {`${s} ${stats.byStatus[s]}`}
         </button>
       ))}
+      {narrowed && (
+        <span class="muted small" data-testid="counts-unfiltered">
+          (counts of all runs: the name and tag filters do not apply to them)
+        </span>
+      )}
     </div>
   );
 }
@@ -140,6 +152,7 @@ export function RunsPage() {
         <Counts
           stats={stats}
           active={filters.status}
+          narrowed={applied.name !== "" || applied.tags.trim() !== ""}
           pick={(status) => setFilters({ ...filters, status })}
         />
       )}
