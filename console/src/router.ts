@@ -18,10 +18,14 @@ export function parseRoute(path: string, search = ""): Route {
 
 export const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
 
-/** `state`: what the new history entry holds for its page (e.g. a submission's warnings). */
-export function navigate(path: string, state: unknown = null): void {
+/**
+ * `state`: what the new history entry holds for its page (e.g. a submission's warnings).
+ * `replace`: the current page is no place to go Back to (a run just deleted).
+ */
+export function navigate(path: string, state: unknown = null, replace = false): void {
   if (path === location.pathname + location.search) return;
-  history.pushState(state, "", path);
+  if (replace) history.replaceState(state, "", path);
+  else history.pushState(state, "", path);
   dispatchEvent(new PopStateEvent("popstate"));
 }
 

@@ -208,8 +208,10 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
   });
 
   it("deletes a final run from its page: gone from the API and the list", async () => {
-    const p = await page(`/runs/${ids.a}`);
+    const p = await page("/");
     try {
+      await p.page.waitForSelector(`tr[data-run-id="${ids.a}"] a`);
+      await p.page.click(`tr[data-run-id="${ids.a}"] a`);
       await waitFor(p.page, "the run", runStatusIs("completed"));
       await clickWhenShown(p.page, 'button[data-action="delete"]');
       await clickWhenShown(p.page, 'button[data-action="delete-confirm"]');
@@ -226,6 +228,10 @@ describe("console: the runs list (SPEC 8's listing routes)", () => {
           })
         ).status,
       ).toBe(404);
+      // The deleted run's page was replaced by the list: Back goes to the list it came from.
+      await p.page.goBack();
+      await waitFor(p.page, "the list again", `(${listedNames}).length > 0`);
+      expect(await p.page.$("[data-testid=run-not-found]")).toBeNull();
       expectNoProblems(p);
     } finally {
       await p.close();

@@ -221,7 +221,8 @@ export function Controls({ s, onDone }: Props) {
           onConfirm={() =>
             run(async () => {
               await api.remove(s.runId);
-              navigate("/");
+              // Replaced: Back must not land on the run just deleted ("Run not found").
+              navigate("/", null, true);
             }, false)
           }
         />
