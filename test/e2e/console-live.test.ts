@@ -361,3 +361,32 @@ describe("console: the header's progress of a run denied at its risk gate", () =
     }
   });
 });
+
+describe("console: the side panel's attempts table", () => {
+  it("has each column's header on one line", async () => {
+    const runId = await submit({ steps: [{ id: "one", tool: "pass" }] });
+    const p = await page(`/runs/${runId}`);
+    try {
+      await waitFor(p.page, "the run completed", runStatusIs("completed"));
+      await clickNode(p.page, "one");
+      await p.page.waitForSelector(".side-panel table.attempts tbody tr");
+      const lines = await p.page.$$eval(".side-panel table.attempts th", (ths) =>
+        ths.map((th) => {
+          const range = document.createRange();
+          range.selectNodeContents(th);
+          return [th.textContent, range.getClientRects().length];
+        }),
+      );
+      expect(lines).toEqual([
+        ["#", 1],
+        ["item", 1],
+        ["started", 1],
+        ["took", 1],
+        ["outcome", 1],
+      ]);
+      expectNoProblems(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
