@@ -4,7 +4,7 @@
  * submits plans with the key.
  */
 import type { Browser } from "puppeteer-core";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import deployPlan from "../../examples/deploy.json";
 import { startUpstream, type Upstream } from "../upstream/server.ts";
 import { launchBrowser, openPage, type ConsolePage } from "./browser.ts";
@@ -31,6 +31,18 @@ export async function stopConsoleEnv(env: Partial<ConsoleEnv>): Promise<void> {
   await env.browser?.close();
   await env.worker?.stop();
   await env.upstream?.close();
+}
+
+/** A test file's console environment: started before its tests, stopped after them; read it through the getter. */
+export function useConsoleEnv(): () => ConsoleEnv {
+  let env: ConsoleEnv | undefined;
+  beforeAll(async () => {
+    env = await startConsoleEnv();
+  });
+  afterAll(async () => {
+    await stopConsoleEnv(env ?? {});
+  });
+  return () => env!;
 }
 
 export function consoleClient(env: () => ConsoleEnv) {

@@ -4,25 +4,13 @@
  * forEach step's items in the waterfall, the side panel with long content, and the legend's
  * colours. Waits are on DOM states, never on sleeps.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { clickNode, expectNoProblems, nodeIs, openPage, runStatusIs, waitFor } from "./browser.ts";
-import {
-  KEY,
-  consoleClient,
-  startConsoleEnv,
-  stopConsoleEnv,
-  type ConsoleEnv,
-} from "./console-helpers.ts";
+import { KEY, consoleClient, useConsoleEnv } from "./console-helpers.ts";
 
-let env: ConsoleEnv;
-beforeAll(async () => {
-  env = await startConsoleEnv();
-});
-afterAll(async () => {
-  await stopConsoleEnv(env ?? {});
-});
+const env = useConsoleEnv();
 
-const { submit, page, post, url } = consoleClient(() => env);
+const { submit, page, post, url } = consoleClient(env);
 const text = (selector: string) =>
   `document.querySelector(${JSON.stringify(selector)})?.textContent ?? null`;
 
@@ -68,7 +56,7 @@ describe("console: a run that does not exist", () => {
 describe("console: a refused API key", () => {
   it("brings the prompt back saying the key was refused; the right key then shows the run", async () => {
     const runId = await submit({ steps: [{ id: "only", tool: "pass" }] });
-    const p = await openPage(env.browser);
+    const p = await openPage(env().browser);
     try {
       await p.page.goto(url(`/runs/${runId}`), { waitUntil: "domcontentloaded" });
       const input = ".key-prompt input[name=apiKey]";
@@ -100,7 +88,7 @@ describe("console: the waterfall of a forEach step", () => {
           // Item 0 fails once then succeeds; item 1 succeeds at once.
           forEach: ["500,200", "200"],
           retry: { maxRetries: 2, baseDelayMs: 200, jitter: "none" },
-          params: { url: `${env.upstream.url}/script/${key}-\${index}?plan=\${item}` },
+          params: { url: `${env().upstream.url}/script/${key}-\${index}?plan=\${item}` },
         },
       ],
     });
@@ -133,7 +121,7 @@ describe("console: the side panel with long content", () => {
           id: "bad",
           tool: "http",
           retry: { maxRetries: 0 },
-          params: { url: `${env.upstream.url}/script/${long}?plan=404` },
+          params: { url: `${env().upstream.url}/script/${long}?plan=404` },
         },
         { id: "never", tool: "pass", when: `\${steps.big.data.${long}}` },
       ],
@@ -197,7 +185,7 @@ describe("console: the graph's legend", () => {
 describe("console: a finished run whose webhook is still retrying", () => {
   it("stops following the run at its end; the webhook's deliveries still reach the header", async () => {
     // The receiver answers 500 three times, then 200: retried 1 s, 2 s and 4 s later.
-    const hook = `${env.upstream.url}/script/hook-${Date.now()}?plan=500,500,500,200`;
+    const hook = `${env().upstream.url}/script/hook-${Date.now()}?plan=500,500,500,200`;
     const runId = await submit({
       webhook: { url: hook },
       steps: [{ id: "x", tool: "pass" }],

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ElementHandle } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   clickNode,
   clickWhenShown,
@@ -19,24 +19,12 @@ import {
   screenshot,
   waitFor,
 } from "./browser.ts";
-import {
-  KEY,
-  consoleClient,
-  startConsoleEnv,
-  stopConsoleEnv,
-  type ConsoleEnv,
-} from "./console-helpers.ts";
+import { KEY, consoleClient, useConsoleEnv } from "./console-helpers.ts";
 
-let env: ConsoleEnv;
-beforeAll(async () => {
-  env = await startConsoleEnv();
-});
-afterAll(async () => {
-  await stopConsoleEnv(env ?? {});
-});
+const env = useConsoleEnv();
 
-const { submit, get, post, page, deploy, url } = consoleClient(() => env);
-const upstream = () => env.upstream.url;
+const { submit, get, post, page, deploy, url } = consoleClient(env);
+const upstream = () => env().upstream.url;
 
 describe("console: serving and the API key", () => {
   it("is served at / by the Worker; the API's paths stay the API's", async () => {
@@ -77,7 +65,7 @@ describe("console: serving and the API key", () => {
       name: "keyed",
       steps: [{ id: "only", tool: "pass", params: { value: 1 } }],
     });
-    const p = await openPage(env.browser);
+    const p = await openPage(env().browser);
     try {
       await p.page.goto(url(`/runs/${runId}`), { waitUntil: "domcontentloaded" });
       await p.page.waitForSelector(".key-prompt input[name=apiKey]");
