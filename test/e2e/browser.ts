@@ -84,6 +84,19 @@ export async function clickNode(page: Page, stepId: string): Promise<void> {
   await node!.evaluate((e) => e.dispatchEvent(new MouseEvent("click", { bubbles: true })));
 }
 
+/** Types `text` into the playground's plan box as one input event (as a paste). */
+export async function setPlanText(page: Page, text: string): Promise<void> {
+  await page.$eval(
+    "textarea[name=plan]",
+    (t, value) => {
+      const area = t as HTMLTextAreaElement;
+      area.value = value as string;
+      area.dispatchEvent(new Event("input", { bubbles: true }));
+    },
+    text,
+  );
+}
+
 /** `[data-step-id=<id>]` node's status attribute equals `status`. */
 export const nodeIs = (id: string, status: string) =>
   `document.querySelector('.dag .node[data-step-id="${id}"]')?.dataset.status === "${status}"`;

@@ -17,6 +17,7 @@ import {
   openPage,
   runStatusIs,
   screenshot,
+  setPlanText,
   waitFor,
 } from "./browser.ts";
 import { KEY, consoleClient, useConsoleEnv } from "./console-helpers.ts";
@@ -296,16 +297,7 @@ describe("console: the playground", () => {
     const p = await page("/playground");
     try {
       await p.page.waitForSelector("textarea[name=plan]");
-      const setPlan = (plan: unknown) =>
-        p.page.$eval(
-          "textarea[name=plan]",
-          (t, text) => {
-            const area = t as HTMLTextAreaElement;
-            area.value = text as string;
-            area.dispatchEvent(new Event("input", { bubbles: true }));
-          },
-          JSON.stringify(plan, null, 2),
-        );
+      const setPlan = (plan: unknown) => setPlanText(p.page, JSON.stringify(plan, null, 2));
       await setPlan({
         steps: [
           { id: "a", tool: "pass", dependsOn: ["c"] },
@@ -381,15 +373,7 @@ describe("console: the playground's preview as the plan grows", () => {
         })),
       });
       for (const n of [2, 6]) {
-        await p.page.$eval(
-          "textarea[name=plan]",
-          (t, text) => {
-            const area = t as HTMLTextAreaElement;
-            area.value = text as string;
-            area.dispatchEvent(new Event("input", { bubbles: true }));
-          },
-          JSON.stringify(chainOf(n)),
-        );
+        await setPlanText(p.page, JSON.stringify(chainOf(n)));
         await p.page.waitForSelector(`.pg-preview .node[data-step-id="s${n - 1}"]`);
         expect(await p.page.$$eval(".pg-preview .dag .node", (ns) => ns.length)).toBe(n);
       }
@@ -561,15 +545,7 @@ describe("console: the playground's warnings", () => {
       const plan = {
         steps: [{ id: "a", tool: "pass", rationale: "because", params: { value: 1 } }],
       };
-      await p.page.$eval(
-        "textarea[name=plan]",
-        (t, text) => {
-          const area = t as HTMLTextAreaElement;
-          area.value = text as string;
-          area.dispatchEvent(new Event("input", { bubbles: true }));
-        },
-        JSON.stringify(plan),
-      );
+      await setPlanText(p.page, JSON.stringify(plan));
       const warnings = () =>
         p.page.$$eval("[data-testid=warnings] li", (ls) =>
           ls.map((l) => [(l as HTMLElement).dataset.path, l.textContent]),
