@@ -75,6 +75,10 @@ export const stepSchema = z.object({
   forEach: z.union([z.string(), z.array(z.unknown())]).optional(),
   verify: z
     .string()
+    // A literal would always pass (or, empty, always fail): only a template checks the output.
+    .refine((v) => v.includes("${"), {
+      message: "verify is a template that reads the output, such as ${output.items.length}",
+    })
     .optional()
     .describe("a template the step's output must satisfy (`${output...}`): falsy fails the step"),
   maxConcurrency: z.int().min(1).max(100).optional(),

@@ -437,6 +437,12 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ]);
   });
 
+  it("a verify with no template (it would always pass, or always fail)", () => {
+    expect(paths({ steps: [pass({ verify: "yes" })] })).toEqual(["steps.0.verify"]);
+    expect(paths({ steps: [pass({ verify: "" })] })).toEqual(["steps.0.verify"]);
+    expect(compile({ steps: [pass({ verify: "${output}" })] }).ok).toBe(true);
+  });
+
   it("item and index in a forEach step's params, but not in its when or verify", () => {
     const params = { id: "${item.id}", n: "${index}" };
     const each = { forEach: "${input.list}" };
