@@ -92,9 +92,13 @@ export function boolVar(value: string | boolean | undefined, name: string): bool
   const v = (value ?? "").trim().toLowerCase();
   if (v === "true" || v === "1") return true;
   if (v === "false" || v === "0" || v === "") return false;
-  throw new ConfigurationError(
-    `the deployment's configuration is invalid: ${name} must be "true" or "false", got "${value}"`,
-  );
+  throw invalidConfiguration(`${name} must be "true" or "false", got "${value}"`);
+}
+
+/** The error every request that needs a bad variable answers with (500 misconfigured). */
+export function invalidConfiguration(message: string, cause?: unknown): ConfigurationError {
+  const text = `the deployment's configuration is invalid: ${message}`;
+  return new ConfigurationError(text, cause === undefined ? undefined : { cause });
 }
 
 const cache = new WeakMap<object, Settings>();
@@ -110,10 +114,7 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
   try {
     result = parseSettings(env, fetcher);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    throw new ConfigurationError(`the deployment's configuration is invalid: ${message}`, {
-      cause: err,
-    });
+    throw invalidConfiguration(err instanceof Error ? err.message : String(err), err);
   }
   cache.set(env, result);
   return result;

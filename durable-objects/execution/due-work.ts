@@ -83,10 +83,8 @@ export class DueWork {
     // Deliveries go on beside the run: a slow receiver never holds this alarm (nor the next),
     // and a failed run's event goes out before its rollback, not after it.
     this.d.beside(this.deliverWebhooks());
-    if (work.checkpoint.compensations.earliestDue(work.now()) !== null) {
+    if (work.checkpoint.compensations.earliestDue(work.now()) !== null)
       await runRollback(work, run.id, run.baseUrl);
-      this.d.beside(this.deliverWebhooks()); // what fell due meanwhile (a claimed row is not sent twice)
-    }
     // A run that stopped (its rollback done) gives back its places in destinations' queues.
     if (!iterates(work.checkpoint.run.read()!) && !work.checkpoint.compensations.next())
       this.d.beside(work.gate.cancel());

@@ -101,8 +101,9 @@ export class FanOutRunner {
    * will fail: its items not yet run are cancelled, as the run's steps would be).
    */
   pump(now: number): FanOutNext | { type: "halted" } {
-    const failing = !this.env.halted() && this.failsFast && this.f.failed > 0;
-    if (this.env.halted() || failing) {
+    const halted = this.env.halted();
+    const failing = !halted && this.failedFast();
+    if (halted || failing) {
       if (this.waiting.size > 0) this.env.ctx.gate.wakeAll(); // items waiting for quota give up
       if (this.f.running > 0) return { type: "await", wakeAt: null };
       if (!failing) return { type: "halted" };
@@ -112,6 +113,11 @@ export class FanOutRunner {
     const { start, next } = decideItems(this.f, now);
     for (const k of start) this.startItem(k, now);
     return next;
+  }
+
+  /** With `failFast`, an item failed for good: no new item starts. */
+  private failedFast(): boolean {
+    return this.failsFast && this.f.failed > 0;
   }
 
   /** The run halted: items that never finished are cancelled. */
@@ -170,7 +176,7 @@ export class FanOutRunner {
         prepared.params,
         ticket,
         (wait) => itemQuotaWait(ctx.checkpoint, this.step, k, wait, ctx.now()),
-        () => this.env.halted() || (this.failsFast && this.f.failed > 0),
+        () => this.env.halted() || this.failedFast(),
       )
       .then((admitted) => {
         this.waiting.delete(ticket);

@@ -12,8 +12,7 @@
  * breaks SPEC 6's 401 and makes a configured key such as `k!y@1` unusable.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { boolVar } from "../env";
-import { ConfigurationError } from "../errors";
+import { boolVar, invalidConfiguration } from "../env";
 import type { AppEnv } from "./types";
 
 export const PUBLIC_OWNER = "public";
@@ -27,9 +26,7 @@ export function parseApiKeys(value: string | undefined): string[] {
     .map((k) => k.trim())
     .filter((k) => k !== "");
   if (keys.length === 0 && (value ?? "").trim() !== "")
-    throw new ConfigurationError(
-      "the deployment's configuration is invalid: API_KEYS is set but holds no key (comma-separated keys)",
-    );
+    throw invalidConfiguration("API_KEYS is set but holds no key (comma-separated keys)");
   return keys;
 }
 

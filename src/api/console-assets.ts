@@ -10,8 +10,8 @@ export function namesFile(path: string): boolean {
   return /\.[^/.]+$/.test(path.slice(path.lastIndexOf("/") + 1));
 }
 
-export async function consoleAsset(assets: Fetcher, request: Request): Promise<Response> {
-  const res = await assets.fetch(request);
-  if (res.status !== 404 || namesFile(new URL(request.url).pathname)) return res;
+/** A file as the assets have it (their 404 when missing); any other path the console's page, in one fetch. */
+export function consoleAsset(assets: Fetcher, request: Request): Promise<Response> {
+  if (namesFile(new URL(request.url).pathname)) return assets.fetch(request);
   return assets.fetch(new Request(new URL("/", request.url), request));
 }

@@ -50,10 +50,8 @@ export class PlanCompiler {
   }
 
   compile(): { ok: true; plan: CompiledPlan } | CompileFailure {
-    let duplicates = false;
     this.ids.forEach((id, i) => {
       if (this.indexById.has(id)) {
-        duplicates = true;
         const path = this.plan.steps[i]!.id === undefined ? `steps.${i}` : `steps.${i}.id`;
         this.issue(path, `duplicate step id "${id}" (also step ${this.indexById.get(id)})`);
       } else this.indexById.set(id, i);
@@ -71,7 +69,7 @@ export class PlanCompiler {
     });
     // Cycles among the references that resolved are reported beside the other issues (every
     // problem at once), unless ids repeat: then a reference may name either step.
-    if (duplicates) return this.fail();
+    if (this.indexById.size < this.ids.length) return this.fail();
     const deps: number[][] = this.plan.steps.map(() => []);
     for (const e of edges) if (!deps[e.from]!.includes(e.to)) deps[e.from]!.push(e.to);
     if (topologicalOrder(deps) === null) {

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api";
 import { clock, duration, prettyJson, time } from "../format";
 import type { PlanStep, StepDetail, StepStatus } from "../types";
+import { stepVersion } from "./use-item-attempts";
 
 interface Props {
   runId: string;
@@ -54,7 +55,7 @@ function Attempts({ log }: { log: StepDetail["attemptLog"] }) {
 export function SidePanel({ runId, step, plan, onClose }: Props) {
   const [detail, setDetail] = useState<StepDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const version = `${step.status}|${step.attempts}|${step.endedAt}|${step.items?.succeeded}|${step.items?.failed}`;
+  const version = stepVersion(step);
   useEffect(() => {
     let live = true;
     api.step(runId, step.id).then(

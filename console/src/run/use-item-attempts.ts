@@ -8,7 +8,8 @@ import { api } from "../api";
 import type { StepStatus } from "../types";
 import type { AttemptLog } from "./item-timeline";
 
-const version = (s: StepStatus) =>
+/** A step's status entry as a key that changes whenever its detail (its attempt log) may have. */
+export const stepVersion = (s: StepStatus) =>
   `${s.status}|${s.attempts}|${s.endedAt}|${s.items?.succeeded}|${s.items?.failed}|${s.items?.running}`;
 
 export function useItemAttempts(
@@ -25,10 +26,10 @@ export function useItemAttempts(
     [],
   );
   const forEach = (steps ?? []).filter((s) => s.items !== undefined && s.attempts > 0);
-  const key = forEach.map((s) => `${s.id}|${version(s)}`).join("\n");
+  const key = forEach.map((s) => `${s.id}|${stepVersion(s)}`).join("\n");
   useEffect(() => {
     for (const s of forEach) {
-      const v = version(s);
+      const v = stepVersion(s);
       if (asked.current.get(s.id) === v) continue;
       asked.current.set(s.id, v);
       api.step(runId, s.id).then(
