@@ -6,8 +6,9 @@
  *   GET  /facilities|/shipments|/contaminants|/inspections   the fake domain API (JSON)
  *   ANY  /echo                 { method, query, headers, body }
  *   ANY  /unauthorized         401 { error: "bad token <the Authorization header>" } (a careless API)
- *   ANY  /script/<key>?plan=503,503,200&retryAfter=1&delay=0
- *                              the n-th call for <key> answers with the n-th status (the last repeats)
+ *   ANY  /script/<key>?plan=503,503,200&retryAfter=1&delay=0,2000
+ *                              the n-th call for <key> answers with the n-th status, after the n-th
+ *                              delay in ms (in each list, the last repeats)
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
  *   ANY  /text                 a text/plain body
@@ -184,13 +185,17 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       const key = script[1]!;
       const n = counters.get(key) ?? 0;
       counters.set(key, n + 1);
-      const plan = (url.searchParams.get("plan") ?? "200").split(",").map(Number);
-      const status = plan[Math.min(n, plan.length - 1)]!;
+      // The n-th entry of a comma-separated list, the last repeating.
+      const nth = (list: string) => {
+        const entries = list.split(",");
+        return Number(entries[Math.min(n, entries.length - 1)]);
+      };
+      const status = nth(url.searchParams.get("plan") ?? "200");
       const headers: Record<string, string> = {};
       const retryAfter = url.searchParams.get("retryAfter");
       if (retryAfter && status !== 200) headers["retry-after"] = retryAfter;
       const respond = () => json(res, status, { key, call: n + 1, status }, headers);
-      const ms = Number(url.searchParams.get("delay") ?? 0);
+      const ms = nth(url.searchParams.get("delay") ?? "0");
       if (ms > 0) setTimeout(respond, ms);
       else respond();
       return;
