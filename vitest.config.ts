@@ -5,8 +5,8 @@
  *    the real app, with a RunObject whose alarm only the tests fire and whose clock they move
  *    (test/support/test-run-object.ts), so workerd never races a test, and a RunIndex that
  *    fails or hangs when a test says so (test/support/test-run-index.ts);
- *  - e2e: plain Node tests (test/e2e) that build the Worker with wrangler, boot it in
- *    Miniflare and talk to it over real HTTP, with real alarms.
+ *  - e2e: plain Node tests (test/e2e) that boot the Worker, bundled once by wrangler
+ *    (test/e2e/global-setup.ts), in Miniflare and talk to it over real HTTP, with real alarms.
  */
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
@@ -62,6 +62,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           environment: "node",
+          globalSetup: ["./test/e2e/global-setup.ts"],
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 30_000,
           hookTimeout: 120_000,

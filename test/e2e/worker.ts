@@ -1,6 +1,7 @@
 /**
  * Boots the Worker the way a user deploys it, for the e2e tests (plain Node):
- *  1. `wrangler deploy --dry-run --outdir <tmp>` bundles src/index.ts as `wrangler deploy` would;
+ *  1. `wrangler deploy --dry-run --outdir <dir>` bundles src/index.ts as `wrangler deploy` would
+ *     (once per test run, by test/e2e/global-setup.ts; again for another environment);
  *  2. wrangler.toml supplies the Miniflare options (compatibility date and flags, the RUNS
  *     Durable Object on SQLite from its migrations, vars), through wrangler's own converter;
  *  3. Miniflare runs the bundle in workerd on a real port, with real alarms.
@@ -14,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare, convertV4MiniflareOptions, type Json } from "miniflare";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { startUpstream, type Upstream } from "../upstream/server.ts";
 
@@ -27,19 +28,37 @@ export interface BootedWorker {
   stop(): Promise<void>;
 }
 
-/** Bundles the Worker with wrangler into a fresh temporary directory; returns the script path. */
-async function build(outdir: string, env?: string): Promise<string> {
+/**
+ * Bundles the Worker for `env` with wrangler (the console's assets too, by wrangler.toml's
+ * [build]) into a fresh temporary directory, which it returns.
+ */
+export async function buildBundle(env?: string): Promise<string> {
+  const outdir = await mkdtemp(join(tmpdir(), "edgestep-e2e-"));
   const wrangler = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
-  await promisify(execFile)(
-    process.execPath,
-    [wrangler, "deploy", "--dry-run", "--outdir", outdir, ...(env ? ["--env", env] : [])],
-    {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  );
-  return join(outdir, "index.js");
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [wrangler, "deploy", "--dry-run", "--outdir", outdir, ...(env ? ["--env", env] : [])],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+  } catch (err) {
+    await rm(outdir, { recursive: true, force: true });
+    throw err;
+  }
+  return outdir;
+}
+
+/**
+ * The bundle for `env`: the default environment's is built once for the whole run (by the
+ * global setup; shared, read-only), another environment's for the caller, which removes it.
+ */
+async function bundleFor(env?: string): Promise<{ outdir: string; owned: boolean }> {
+  if (env === undefined) return { outdir: inject("e2eBundleDir"), owned: false };
+  return { outdir: await buildBundle(env), owned: true };
 }
 
 export async function bootWorker(
@@ -47,9 +66,10 @@ export async function bootWorker(
   overrides: Record<string, string> = {},
   env?: string,
 ): Promise<BootedWorker> {
-  const outdir = await mkdtemp(join(tmpdir(), "edgestep-e2e-"));
+  const { outdir, owned } = await bundleFor(env);
+  const removeBundle = () => (owned ? rm(outdir, { recursive: true, force: true }) : undefined);
   try {
-    const scriptPath = await build(outdir, env);
+    const scriptPath = join(outdir, "index.js");
     // The bundle is one ES module, so wrangler's module rules (for unbundled imports) do not apply.
     const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"), env);
     const { modulesRules: _, ...fromConfig } = workerOptions;
@@ -80,11 +100,11 @@ export async function bootWorker(
       url,
       async stop() {
         await mf.dispose();
-        await rm(outdir, { recursive: true, force: true });
+        await removeBundle();
       },
     };
   } catch (err) {
-    await rm(outdir, { recursive: true, force: true });
+    await removeBundle();
     throw err;
   }
 }
