@@ -208,6 +208,20 @@ describe("rollback on failure", () => {
     ]);
     expect(await undoCalls(key)).toEqual(["b", "b", "a"]);
     expect(await alarmAt(runId)).toBe(Date.parse(s.endedAt) + 30 * DAY_MS);
+    const retries = (await events(runId)).filter((e) => e.type === "step_retry_scheduled");
+    expect(retries).toEqual([
+      expect.objectContaining({
+        stepId: "b",
+        attempt: 1,
+        data: {
+          category: "server_error",
+          message: expect.stringContaining("503"),
+          status: 503,
+          nextAttemptAt: new Date(alarm!).toISOString(),
+          compensation: true,
+        },
+      }),
+    ]);
   });
 
   it("compensate params can read the step's own result", async () => {
@@ -276,6 +290,15 @@ describe("rollback durability", () => {
     expect(s.status).toBe("failed");
     expect(s.rollback.state).toBe("completed");
     expect(s.rollback.steps[0]).toMatchObject({ stepId: "b", status: "succeeded", attempts: 2 });
+    // The log says why b's compensation started twice.
+    const b = (await events(runId)).filter((e) => e.stepId === "b" && e.type !== "step_started");
+    expect(b.map((e) => [e.type, e.attempt, e.data?.category])).toEqual([
+      ["step_succeeded", 1, undefined],
+      ["compensation_started", 1, undefined],
+      ["step_retry_scheduled", 1, "interrupted"],
+      ["compensation_started", 2, undefined],
+      ["compensation_finished", 2, undefined],
+    ]);
     const calls = await upstreamCalls(`/script/${key}-undo-b`);
     expect(new Set(calls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:b:compensate`]));
     expect(calls[calls.length - 1].attempt).toBe(2);

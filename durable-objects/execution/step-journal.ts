@@ -58,10 +58,12 @@ export function retryScheduled(
   now: number,
 ) {
   c.steps.retrying(step.index, error, at);
-  c.events.append("step_retry_scheduled", now, step.id, attempt, {
-    ...error,
-    nextAttemptAt: new Date(at).toISOString(),
-  });
+  c.events.append("step_retry_scheduled", now, step.id, attempt, retryData(error, at));
+}
+
+/** What a `step_retry_scheduled` event says: the attempt's error and when the next one is due. */
+export function retryData(error: StepError, at: number, more: Record<string, unknown> = {}) {
+  return { ...error, nextAttemptAt: new Date(at).toISOString(), ...more };
 }
 
 /**

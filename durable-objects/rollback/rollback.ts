@@ -2,15 +2,16 @@
  * Rollback (SPEC 5.6): when a run with `config.rollback` ends `failed`, the `compensate`
  * action of every succeeded step that has one (and of every forEach step with a succeeded
  * item) runs, in reverse order of completion, one at a time. Each is retried under its
- * step's policy (backoff by alarm); a compensation that fails for good is recorded and the
- * others still run.
+ * step's policy (backoff by alarm; a `step_retry_scheduled` event with `compensation: true`
+ * says why, an interruption by a restart too); a compensation that fails for good is
+ * recorded and the others still run.
  */
 import { planFeatures, type CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
 import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
 import { callTool, prepare, type Prepared } from "../execution/invoke";
 import { compensationTicket, type Ticket } from "../execution/tickets";
-import { quotaWaitData } from "../execution/step-journal";
+import { quotaWaitData, retryData } from "../execution/step-journal";
 import { templateContext } from "../execution/template-context";
 import type { RunContext } from "../run-context";
 import type { Checkpoint } from "../storage/checkpoint";
@@ -150,6 +151,13 @@ function commit(
       return;
     case "retry":
       c.compensations.retrying(row.seq, verdict.at, verdict.error);
+      c.events.append(
+        "step_retry_scheduled",
+        now,
+        step.id,
+        row.attempts,
+        retryData(verdict.error, verdict.at, { compensation: true }),
+      );
       return;
     case "failed":
     case "cancelled":

@@ -26,7 +26,7 @@ export function describeEvent(event: RunEvent, runId: string): string | null {
     case "step_failed":
       return `${step} failed: ${stepError(d as StepErrorLike)}`;
     case "step_retry_scheduled":
-      return `${step} attempt ${event.attempt} failed: ${stepError(d as StepErrorLike)}; retry at ${clock(d.nextAttemptAt)}`;
+      return `${d.compensation ? `compensation of ${event.stepId}` : step} attempt ${event.attempt} failed: ${stepError(d as StepErrorLike)}; retry at ${clock(d.nextAttemptAt)}`;
     case "step_skipped":
       return `${step} skipped (${d.reason})`;
     case "step_waiting":

@@ -241,6 +241,19 @@ describe("plain event lines", () => {
       "step a attempt 1 failed: server_error (HTTP 503): busy; retry at 14:03:09",
     ],
     [
+      event("step_retry_scheduled", {
+        stepId: "deploy",
+        attempt: 2,
+        data: {
+          category: "interrupted",
+          message: "the run restarted during this compensation",
+          nextAttemptAt: "2026-11-20T14:03:09.000Z",
+          compensation: true,
+        },
+      }),
+      "compensation of deploy attempt 2 failed: interrupted: the run restarted during this compensation; retry at 14:03:09",
+    ],
+    [
       event("step_skipped", { stepId: "b", data: { reason: "dependency_failed" } }),
       "step b skipped (dependency_failed)",
     ],
