@@ -1,7 +1,7 @@
 /**
  * The waterfall of a forEach step (console/src/run/timeline-model.ts, item-timeline.ts): its
  * items' attempts come from the step's attempt log, not from the events, which only mark the
- * step's rounds of retries.
+ * step's rounds of retries. And a compensation's retries, on any step's row.
  */
 import { describe, expect, it } from "vitest";
 import type { AttemptLog } from "../console/src/run/item-timeline";
@@ -96,5 +96,39 @@ describe("buildTimeline of a forEach step", () => {
     const [lane] = buildTimeline(events).lanes;
     expect(shape(lane!.segments)).toEqual([["attempt", 0, 700, "succeeded"]]);
     expect(lane!.items).toBeUndefined();
+  });
+});
+
+describe("buildTimeline of a compensation that is retried", () => {
+  // The step ends at 700, the run fails at 800; its compensation is cut off by a restart at
+  // 1000 and succeeds on its second attempt, from 1200 to 1300.
+  const rollback = [
+    ev(800, "run_finished", undefined, { status: "failed" }),
+    ev(900, "compensation_started", 1),
+    ev(1000, "step_retry_scheduled", 1, {
+      category: "interrupted",
+      nextAttemptAt: iso(1200),
+      compensation: true,
+    }),
+    ev(1200, "compensation_started", 2),
+    ev(1300, "compensation_finished", 2, { status: "succeeded" }),
+  ];
+  const compensation = [
+    ["compensation", 900, 1000, "failed"],
+    ["backoff", 1000, 1200, undefined],
+    ["compensation", 1200, 1300, "succeeded"],
+  ];
+
+  it("draws the failed attempt, its backoff and the retry, each closed", () => {
+    const plain = [ev(0, "step_started", 1), ev(700, "step_succeeded", 1), ...rollback];
+    const [lane] = buildTimeline(plain).lanes;
+    expect(shape(lane!.segments)).toEqual([["attempt", 0, 700, "succeeded"], ...compensation]);
+    expect(lane!.segments[1]!.category).toBe("interrupted");
+  });
+
+  it("keeps them on a forEach step's row, after its items", () => {
+    const [lane] = buildTimeline([...events, ...rollback], new Map([["each", log]])).lanes;
+    expect(shape(lane!.segments).slice(-3)).toEqual(compensation);
+    expect(shape(lane!.segments)[0]).toEqual(["attempt", 0, 300, "failed"]);
   });
 });

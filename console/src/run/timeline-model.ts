@@ -104,7 +104,8 @@ function onStepEvent(l: Lane, e: RunEvent, at: number, pass: Pass): void {
       open("wait", "waiting for quota");
       break;
     case "step_retry_scheduled":
-      if (pass.forEach.has(l.stepId)) break; // its items' retries, not a retry of the step
+      // A forEach step's are its items' retries, not a retry of the step; its compensation's are.
+      if (pass.forEach.has(l.stepId) && !d.compensation) break;
       close(l, at, "failed", d.category);
       open("backoff", "backoff");
       break;
@@ -125,6 +126,7 @@ function onStepEvent(l: Lane, e: RunEvent, at: number, pass: Pass): void {
       l.skipped = { at, reason: String(d.reason ?? "") };
       break;
     case "compensation_started":
+      close(l, at); // the backoff before a compensation's retry
       open("compensation", "compensation");
       break;
     case "compensation_finished":
@@ -168,10 +170,11 @@ export function buildTimeline(
   return { start, end, lanes: [...lanes.values()].sort((a, b) => first(a) - first(b)) };
 }
 
-/** A forEach step's row from its attempt log; its waits and compensation stay the events'. */
+/** A forEach step's row from its attempt log; its waits and rollback stay the events'. */
 function withItems(lane: Lane, log: AttemptLog): void {
   const { row, items } = forEachTimeline(log);
-  const others = lane.segments.filter((s) => s.kind === "wait" || s.kind === "compensation");
+  const rollback = lane.segments.find((s) => s.kind === "compensation")?.start ?? Infinity;
+  const others = lane.segments.filter((s) => s.kind === "wait" || s.start >= rollback);
   lane.segments = [...row, ...others].sort((a, b) => a.start - b.start);
   lane.items = items;
 }
