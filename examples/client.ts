@@ -1,6 +1,6 @@
 // The typed client in a few lines (README, "The TypeScript client"): submit a plan safely,
 // follow its events live, then read the outcome. Run it against a Worker:
-//   EDGESTEP_URL=http://127.0.0.1:8787 node examples/client.ts
+//   EDGESTEP_URL=http://127.0.0.1:8787 npx node examples/client.ts
 import { EdgestepApiError, EdgestepClient, type Plan } from "edgestep/client";
 
 const client = new EdgestepClient({
