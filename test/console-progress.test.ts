@@ -8,7 +8,12 @@ const readAt = 1_000_000;
 
 describe("liveProgress", () => {
   it("ages a running run's elapsed time and ETA from when the status was read", () => {
-    const s = { startedAt: "x", endedAt: null, progress: progress(5_000, 4_000) };
+    const s = {
+      status: "running",
+      startedAt: "x",
+      endedAt: null,
+      progress: progress(5_000, 4_000),
+    } as const;
     expect(liveProgress(s, readAt, readAt)).toEqual({ elapsedMs: 5_000, etaMs: 4_000 });
     expect(liveProgress(s, readAt, readAt + 3_000)).toEqual({ elapsedMs: 8_000, etaMs: 1_000 });
     // The estimate runs out; it does not go negative. A clock behind the read ages nothing.
@@ -17,10 +22,27 @@ describe("liveProgress", () => {
   });
 
   it("keeps a final run's figures and a run that has not started at 0 elapsed", () => {
-    const final = { startedAt: "x", endedAt: "y", progress: progress(5_000, 0) };
+    const final = {
+      status: "completed",
+      startedAt: "x",
+      endedAt: "y",
+      progress: progress(5_000, 0),
+    } as const;
     expect(liveProgress(final, readAt, readAt + 60_000)).toEqual({ elapsedMs: 5_000, etaMs: 0 });
-    const pending = { startedAt: null, endedAt: null, progress: progress(0, 0) };
+    const pending = {
+      status: "pending",
+      startedAt: null,
+      endedAt: null,
+      progress: progress(0, 0),
+    } as const;
     expect(liveProgress(pending, readAt, readAt + 60_000)).toEqual({ elapsedMs: 0, etaMs: 0 });
+  });
+
+  it("makes no estimate while the run waits (for a person, a callback, a timer) or is paused", () => {
+    for (const status of ["waiting", "paused"] as const) {
+      const s = { status, startedAt: "x", endedAt: null, progress: progress(5_000, 4_000) };
+      expect(liveProgress(s, readAt, readAt + 1_000)).toEqual({ elapsedMs: 6_000, etaMs: 0 });
+    }
   });
 });
 

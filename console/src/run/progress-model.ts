@@ -46,21 +46,25 @@ export function progressShape(s: Pick<RunStatus, "summary" | "progress">): Progr
 
 export interface LiveProgress {
   elapsedMs: number;
-  /** 0: no estimate (nothing finished yet to average, or the run is final). */
+  /**
+   * 0: no estimate (nothing finished yet to average, the run is final, or it waits: for a
+   * person, a callback, a timer or a resume, which the steps' average says nothing of).
+   */
   etaMs: number;
 }
 
 export function liveProgress(
-  s: Pick<RunStatus, "startedAt" | "endedAt" | "progress">,
+  s: Pick<RunStatus, "status" | "startedAt" | "endedAt" | "progress">,
   readAt: number,
   now: number,
 ): LiveProgress {
   const { elapsedMs, estimatedTimeRemainingMs } = s.progress;
   if (s.endedAt !== null) return { elapsedMs, etaMs: 0 };
   const age = Math.max(0, now - readAt);
+  const estimate = s.status === "waiting" || s.status === "paused" ? 0 : estimatedTimeRemainingMs;
   return {
     // A run that has not started yet has no elapsed time to age.
     elapsedMs: s.startedAt === null ? elapsedMs : elapsedMs + age,
-    etaMs: estimatedTimeRemainingMs > 0 ? Math.max(0, estimatedTimeRemainingMs - age) : 0,
+    etaMs: estimate > 0 ? Math.max(0, estimate - age) : 0,
   };
 }

@@ -31,7 +31,10 @@ export function renderRun(run: RunSummary & { steps?: StepStatus[] }, now: numbe
     times.join("  "),
     `progress ${p.completedSteps}/${p.totalSteps} (${p.percentage}%)  succeeded ${s.successfulSteps}  ` +
       `failed ${s.failedSteps}  skipped ${s.skippedSteps}  cancelled ${s.cancelledSteps}` +
-      (p.estimatedTimeRemainingMs > 0 ? `  ETA ${duration(p.estimatedTimeRemainingMs)}` : ""),
+      // As in the live frame: a waiting or paused run's remaining time is not its steps' average.
+      (p.estimatedTimeRemainingMs > 0 && run.status === "running"
+        ? `  ETA ${duration(p.estimatedTimeRemainingMs)}`
+        : ""),
   ];
   if (run.error) lines.push(`run error: ${stepError(run.error)}`);
   lines.push(...waitingLines(run, run.steps ?? [], now));

@@ -357,12 +357,19 @@ describe("documents", () => {
     expect(renderRun(run, NOW)).toEqual([
       `${RUN}  completed  nightly`,
       "created 14:03:00  started 14:03:01  ended 14:03:05  elapsed 6.0 s",
-      "progress 4/10 (40%)  succeeded 4  failed 0  skipped 0  cancelled 0  ETA 3.0 s",
+      "progress 4/10 (40%)  succeeded 4  failed 0  skipped 0  cancelled 0",
       "",
       "STEP  TOOL  STATUS     ATTEMPTS  DURATION  DETAIL",
       "a     pass  succeeded  1         12 ms",
       "b     http  skipped    1                   condition_false",
     ]);
+  });
+
+  it("get: an ETA only while the run is running, not while it waits", () => {
+    const progressLine = (status: string) => renderRun(summary({ status }), NOW)[2];
+    expect(progressLine("running")).toMatch(/ETA 3\.0 s$/);
+    expect(progressLine("waiting")).not.toMatch(/ETA/);
+    expect(progressLine("paused")).not.toMatch(/ETA/);
   });
 
   it("ls, stats and validate", () => {
