@@ -189,6 +189,20 @@ describe("forEach: items and data", () => {
     expect(steps.each.error.category).toBe("invalid_data");
     expect(steps.after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
     expect(s.status).toBe("partial");
+    expect(steps.each.error.message).toBe("forEach resolved to object, not an array");
+  });
+
+  it("forEach resolving to null says null, not object", async () => {
+    const s = await drive(
+      await started({
+        input: { nothing: null },
+        steps: [{ id: "each", tool: "pass", forEach: "${input.nothing}", params: { value: 1 } }],
+      }),
+    );
+    expect(byId(s).each.error).toMatchObject({
+      category: "invalid_data",
+      message: "forEach resolved to null, not an array",
+    });
   });
 
   it("forEach naming a path that does not exist fails the step as template_unresolved", async () => {

@@ -71,7 +71,7 @@ export class FanOutRunner {
       if (!Array.isArray(list)) {
         return {
           category: "invalid_data",
-          message: `forEach resolved to ${typeof list}, not an array`,
+          message: `forEach resolved to ${list === null ? "null" : typeof list}, not an array`,
         };
       }
       // A repaired step's items number their attempts on from its earlier items' (SPEC 9.2).

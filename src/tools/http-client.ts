@@ -28,12 +28,13 @@ export interface HttpRequestSpec {
 export function appendQuery(url: URL, query: Record<string, unknown> | undefined): void {
   for (const [key, value] of Object.entries(query ?? {})) {
     if (value === undefined || value === null) continue;
-    url.searchParams.set(key, queryValue(value));
+    url.searchParams.set(key, textValue(value));
   }
 }
 
-function queryValue(value: unknown): string {
-  if (Array.isArray(value)) return value.map(queryValue).join(",");
+/** A value sent as text (a query value, a header's): arrays joined with ",", objects as JSON. */
+export function textValue(value: unknown): string {
+  if (Array.isArray(value)) return value.map(textValue).join(",");
   if (typeof value === "object" && value !== null) return JSON.stringify(value);
   return String(value);
 }

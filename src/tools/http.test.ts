@@ -44,6 +44,17 @@ describe("http tool", () => {
     expect(new URL(f.seen[0]!.url).search).toBe("?ids=S1%2CS2&n=3");
   });
 
+  it("names the path of a param that is wrong once resolved, not zod's dump", async () => {
+    const out = await httpTool(fake(() => Response.json({})).fetcher, allowAll).invoke(
+      { url: 5, method: "FETCH" },
+      call(),
+    );
+    expect(out).toMatchObject({ ok: false, category: "invalid_data" });
+    const message = (out as { message: string }).message;
+    expect(message).toMatch(/^invalid http params: url: .*; method: /);
+    expect(message).not.toContain("[");
+  });
+
   it("sends a non-string body as JSON", async () => {
     const f = fake(() => Response.json({}));
     await httpTool(f.fetcher, allowAll).invoke(

@@ -1,12 +1,14 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
 import { dataRecord } from "../engine/data-record";
+import { zodIssues } from "../engine/zod-issues";
 import {
   bodiless,
   HEADER_NAME,
   HEADER_VALUE,
   HEADER_VALUE_RULE,
   sendHttp,
+  textValue,
   type Fetcher,
   type UrlCheck,
 } from "./http-client";
@@ -56,15 +58,32 @@ export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
     params: httpParamsSchema,
     urlParams: ["url"],
     async invoke(params, call) {
-      const parsed = httpParamsSchema.safeParse(params);
+      const parsed = httpParamsSchema.safeParse(withTextHeaders(params));
       if (!parsed.success) {
+        const issues = zodIssues(parsed.error).map((i) => `${i.path}: ${i.message}`);
         return {
           ok: false,
           category: "invalid_data",
-          message: `invalid http params: ${parsed.error.message}`,
+          message: `invalid http params: ${issues.join("; ")}`,
         };
       }
       return sendHttp(parsed.data, call, fetcher, checkUrl);
     },
   };
 }
+
+/**
+ * A header written as a whole-value template (`"${input.n}"`) takes the value's type: a number,
+ * an array, an object. It is sent as text, as a query value is (arrays joined with ",",
+ * objects as JSON); null leaves the header out.
+ */
+function withTextHeaders(params: unknown): unknown {
+  if (!isObject(params) || !isObject(params.headers)) return params;
+  const headers = Object.entries(params.headers)
+    .filter(([, value]) => value !== null && value !== undefined)
+    .map(([name, value]) => [name, typeof value === "string" ? value : textValue(value)]);
+  return { ...params, headers: Object.fromEntries(headers) };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
