@@ -366,7 +366,7 @@ describe("documents", () => {
   });
 
   it("get: an ETA only while the run is running, not while it waits", () => {
-    const progressLine = (status: string) => renderRun(summary({ status }), NOW)[2];
+    const progressLine = (status: RunSummary["status"]) => renderRun(summary({ status }), NOW)[2];
     expect(progressLine("running")).toMatch(/ETA 3\.0 s$/);
     expect(progressLine("waiting")).not.toMatch(/ETA/);
     expect(progressLine("paused")).not.toMatch(/ETA/);
