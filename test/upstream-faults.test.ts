@@ -51,7 +51,7 @@ describe("malformed upstream responses fail only their step", () => {
       attempts: 1,
       error: { category: "output_too_large", status: 200 },
     });
-    expect(step("huge").error.message).toMatch(/exceeds 262144 bytes/);
+    expect(step("huge").error.message).toMatch(/exceeds 1048576 bytes \(4 × MAX_OUTPUT_BYTES\)/);
 
     expect(step("endless")).toMatchObject({
       status: "failed",

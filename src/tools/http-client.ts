@@ -53,6 +53,12 @@ export const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 export const HEADER_VALUE_RULE =
   "an HTTP header value holds only printable ASCII characters, spaces and tabs (no CR, LF, NUL or non-ASCII)";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/**
+ * MAX_OUTPUT_BYTES bounds the output as stored (compact JSON, checked by the verdict); a body
+ * is read up to this many times that, so a pretty-printed answer whose data fits is kept, and
+ * one that could never fit is not read whole.
+ */
+const BODY_READ_MARGIN = 4;
 /** Decodes whole bodies (not streaming), so one decoder serves every call. */
 const utf8 = new TextDecoder();
 const MAX_REDIRECTS = 5;
@@ -133,11 +139,11 @@ export async function sendHttp(
   try {
     const response = await follow(request, spec, fetcher, checkUrl, signal);
     if (!(response instanceof Response)) return response;
-    const read = await readBody(response, call.maxOutputBytes, signal);
+    const readLimit = call.maxOutputBytes * BODY_READ_MARGIN;
+    const read = await readBody(response, readLimit, signal);
     if (read === "too_large") {
-      return toolFailure("output_too_large", `response body exceeds ${call.maxOutputBytes} bytes`, {
-        status: response.status,
-      });
+      const message = `response body exceeds ${readLimit} bytes (${BODY_READ_MARGIN} × MAX_OUTPUT_BYTES), not read`;
+      return toolFailure("output_too_large", message, { status: response.status });
     }
     return toResult(response, read, Date.now(), call.maxOutputDepth, spec.redactBody);
   } catch (err) {

@@ -121,7 +121,21 @@ describe("http tool", () => {
       call(),
     );
     expect(out).toMatchObject({ ok: false, category: "output_too_large" });
-    expect(pulled).toBeLessThan(10);
+    // Read up to 4 × maxOutputBytes (1,024 here), in 512-byte chunks: then it stops.
+    expect(pulled).toBeLessThanOrEqual((4 * 1024) / 512 + 2);
+  });
+
+  it("keeps a pretty-printed answer whose data fits the output limit, though its body does not", async () => {
+    const data = { items: Array.from({ length: 20 }, (_, i) => ({ id: `S${i}` })) };
+    const pretty = JSON.stringify(data, null, 8);
+    expect(pretty.length).toBeGreaterThan(1024);
+    expect(JSON.stringify(data).length).toBeLessThan(1024);
+    const res = () => new Response(pretty, { headers: { "content-type": "application/json" } });
+    const out = await httpTool(fake(res).fetcher, allowAll).invoke(
+      { url: "https://api.test/" },
+      call({ maxOutputBytes: 1024 }),
+    );
+    expect(out).toMatchObject({ ok: true, data });
   });
 
   it("times out a body that never ends", async () => {
