@@ -129,6 +129,25 @@ describe("the client against the Worker", () => {
     expect(updates.at(-1)).toBe("completed");
   });
 
+  it("waitForRun asks again through a server that went away for a while (a restart)", async () => {
+    const { runId } = await client.createRun(chain);
+    let refused = 0;
+    // The first three reads find no server; the Worker answers the ones after them.
+    const flaky = new EdgestepClient({
+      url: "http://edgestep.test",
+      fetch: (request: Request) =>
+        refused < 3 ? (refused++, Promise.reject(new TypeError("fetch failed"))) : worker(request),
+    });
+    const waiting = flaky.waitForRun(runId);
+    await drive(runId);
+    expect((await waiting).status).toBe("completed");
+    expect(refused).toBe(3);
+    // A mistake is not asked again: an unknown run is a 404 at once.
+    expect(await failure(flaky.waitForRun(`run_${"0".repeat(32)}`))).toMatchObject({
+      status: 404,
+    });
+  });
+
   it("waitForRun gives up at its timeout with code timeout", async () => {
     const { runId } = await client.createRun({ steps: [{ id: "gate", tool: "approval" }] });
     await drive(runId);
