@@ -1,9 +1,11 @@
 /**
  * Where the CLI writes: plain lines, JSON for scripts (`--json`), and on a terminal a live
  * frame redrawn in place with lines logged above it. Colors only on a terminal, and never
- * with NO_COLOR (node:util's styleText decides).
+ * with NO_COLOR (node:util's styleText decides). Every human line passes `terminalText`: no
+ * escape from a run's data reaches the terminal (JSON escapes them itself).
  */
 import { styleText } from "node:util";
+import { terminalText } from "./render/format.ts";
 import type { Paint } from "./render/progress.ts";
 
 /** Cursor control (ECMA-48): up n lines to column 1, erase to the end of the screen. */
@@ -41,7 +43,7 @@ export class Output {
 
   line(text = ""): void {
     this.clearFrame();
-    this.stdout.write(`${text}\n`);
+    this.stdout.write(`${terminalText(text)}\n`);
   }
 
   lines(texts: string[]): void {
@@ -59,14 +61,14 @@ export class Output {
   }
 
   warn(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${terminalText(text)}\n`);
   }
 
   /** Replaces the live frame (a terminal only) with `lines`. */
   frame(lines: string[]): void {
     if (!this.isTTY) return;
     const erase = this.frameLines > 0 ? up(this.frameLines) + ERASE_DOWN : HIDE_CURSOR;
-    this.stdout.write(`${erase}${lines.join("\n")}\n`);
+    this.stdout.write(`${erase}${lines.map(terminalText).join("\n")}\n`);
     this.frameLines = lines.length;
   }
 

@@ -66,12 +66,14 @@ export async function watchRun(
   };
   draw();
   const ticker = out.isTTY ? setInterval(draw, 1000) : undefined;
-  // Ctrl-C leaves the run going, and the terminal as it was: the cursor shown again.
-  const interrupted = () => {
+  // Ctrl-C (or a SIGTERM, as `timeout` sends) leaves the run going, and the terminal as it
+  // was: the cursor shown again. The exit code is the shell's for the signal.
+  const interrupted = (signal: NodeJS.Signals) => {
     out.restore();
-    process.exit(130);
+    process.exit(signal === "SIGTERM" ? 143 : 130);
   };
   process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   try {
     // A run that was over before the first read still gets its lines: the stream replays its log.
     if (!out.json || !isFinal(state.run.status)) await follow(client, runId, out, refresh, draw);
@@ -79,6 +81,7 @@ export async function watchRun(
     state = await readState(client, runId);
   } finally {
     process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
     clearInterval(ticker);
     out.clearFrame();
     out.restore();

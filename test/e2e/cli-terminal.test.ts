@@ -43,7 +43,7 @@ function terminal(args: string[]) {
     for (let i = 0; i < buffer.length; i++) out.push(buffer.getLine(i)!.translateToString(true));
     return out.filter((l) => l !== "");
   };
-  return { exited, lines, raw: () => raw };
+  return { exited, lines, raw: () => raw, kill: (signal: string) => child.kill(signal) };
 }
 
 async function until<T>(
@@ -106,6 +106,30 @@ describe("edgestep get --watch on a terminal", () => {
     expect(final.at(-2)).toMatch(/^run completed in .+: 3 steps, 3 succeeded, 0 failed/);
     // Drawn in place (cursor up, erase down), and the cursor shown again at the end.
     expect(tty.raw()).toMatch(/\x1b\[\d+F\x1b\[J/);
+    expect(tty.raw().lastIndexOf("\x1b[?25h")).toBeGreaterThan(tty.raw().lastIndexOf("\x1b[?25l"));
+  }, 30_000);
+
+  it("shows a run's escapes as text, and a SIGTERM leaves the cursor shown (exit 143)", async () => {
+    const plan = {
+      name: "evil\u001b]0;pwned\u0007\u001b[2J",
+      steps: [{ id: "slow", tool: "http", params: { url: `${e2e.upstream.url}/delay/10000` } }],
+    };
+    const created = await fetch(`${e2e.worker.url}/v1/runs`, {
+      method: "POST",
+      body: JSON.stringify(plan),
+    });
+    const { runId } = (await created.json()) as { runId: string };
+    const tty = terminal(["get", runId, "--watch"]);
+    const live = await until(
+      tty.lines,
+      (l) => l.some((x) => x.includes("running (1): slow")),
+      "the running step",
+    );
+    expect(live.find((l) => l.startsWith(runId))).toContain("evil\ufffd]0;pwned\ufffd\ufffd[2J");
+    tty.kill("SIGTERM");
+    expect(await tty.exited).toBe(143);
+    expect(tty.raw()).not.toContain("\x1b]0;");
+    expect(tty.raw()).not.toContain("\x1b[2J");
     expect(tty.raw().lastIndexOf("\x1b[?25h")).toBeGreaterThan(tty.raw().lastIndexOf("\x1b[?25l"));
   }, 30_000);
 });

@@ -56,3 +56,34 @@ export function stepError(error: StepErrorLike): string {
   const status = error.status === undefined ? "" : ` (HTTP ${error.status})`;
   return `${error.category}${status}: ${error.message}`;
 }
+
+/** A colour (SGR) sequence, the only escape the CLI's own lines carry (`Output.paint`). */
+const SGR = /\x1b\[[0-9;]*m/y;
+/** C0 controls but tab and newline, DEL, C1 controls (U+009B is a CSI to some terminals). */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/**
+ * A line as a terminal may receive it: text from elsewhere (a plan's name, an upstream's error
+ * message) could carry escapes that clear the screen, retitle the window or write the
+ * clipboard, so every control character but colour sequences, tab and newline shows as `�`;
+ * a line that sets a colour ends with a reset, so none bleeds into the next (a line cut short
+ * by `fit` may have lost its own).
+ */
+export function terminalText(line: string): string {
+  let out = "";
+  let coloured = false;
+  for (let i = 0; i < line.length;) {
+    SGR.lastIndex = i;
+    const sgr = SGR.exec(line);
+    if (sgr) {
+      out += sgr[0];
+      coloured = true;
+      i += sgr[0].length;
+      continue;
+    }
+    const ch = line[i]!;
+    out += CONTROL.test(ch) ? "\ufffd" : ch;
+    i++;
+  }
+  return coloured && !out.endsWith("\x1b[0m") ? `${out}\x1b[0m` : out;
+}

@@ -13,7 +13,7 @@ import {
   renderValidation,
 } from "./documents.ts";
 import { describeEvent, logLine } from "./events.ts";
-import { duration, fit, someOf, table } from "./format.ts";
+import { duration, fit, someOf, table, terminalText } from "./format.ts";
 import { exitCodeOf, progressBar, renderFrame, renderSummary } from "./progress.ts";
 
 const NOW = Date.parse("2026-11-20T14:03:07Z");
@@ -342,6 +342,22 @@ describe("plain event lines", () => {
     expect(
       logLine(event("step_succeeded", { stepId: "a", attempt: 1, data: { executionMs: 12 } })),
     ).toBe('14:03:07  #7  step_succeeded  a  attempt 1  {"executionMs":12}');
+  });
+});
+
+describe("terminalText", () => {
+  it("shows control characters from a run's data as \ufffd, keeps colours, tabs and newlines", () => {
+    expect(terminalText("a\x1b]0;title\x07b\x1b[2Jc\u009b1m\x7f")).toBe(
+      "a\ufffd]0;title\ufffdb\ufffd[2Jc\ufffd1m\ufffd",
+    );
+    expect(terminalText("x\ty\nz")).toBe("x\ty\nz");
+    expect(terminalText("\x1b[33mwarn\x1b[0m")).toBe("\x1b[33mwarn\x1b[0m");
+  });
+
+  it("ends a line that sets a colour with a reset, so a cut line does not colour the next", () => {
+    expect(terminalText(fit("\x1b[1mbold and long\x1b[22m", 8))).toBe("\x1b[1mbol…\x1b[0m");
+    expect(terminalText("\x1b[33mwarn\x1b[39m")).toBe("\x1b[33mwarn\x1b[39m\x1b[0m");
+    expect(terminalText("plain")).toBe("plain");
   });
 });
 
