@@ -2,14 +2,24 @@
 import { readFile } from "node:fs/promises";
 import { UsageError } from "./context.ts";
 
-async function readText(path: string): Promise<string> {
-  if (path !== "-") return readFile(path, "utf8");
+async function readBytes(path: string): Promise<Buffer> {
+  if (path !== "-") return readFile(path);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
-function parse(text: string, what: string): unknown {
+/**
+ * JSON is UTF-8 text: bytes that are not would be sent with U+FFFD in their place, so they are
+ * refused; a byte order mark (which some editors write) is dropped.
+ */
+function parse(bytes: Buffer, what: string): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${what} is not UTF-8 text`);
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
@@ -20,13 +30,13 @@ function parse(text: string, what: string): unknown {
 /** A JSON file, or standard input for `-`. */
 export async function readJsonFile(path: string): Promise<unknown> {
   const what = path === "-" ? "standard input" : path;
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readText(path);
+    bytes = await readBytes(path);
   } catch (err) {
     throw new UsageError(`cannot read ${what}: ${(err as Error).message}`);
   }
-  return parse(text, what);
+  return parse(bytes, what);
 }
 
 /** A plan file: JSON holding an object. */
@@ -46,7 +56,7 @@ export async function readJsonArgument(value: string, option: string): Promise<u
     return JSON.parse(value) as unknown;
   } catch {
     try {
-      return parse(await readFile(value, "utf8"), value);
+      return parse(await readFile(value), value);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new UsageError(`${option}: "${value}" is neither JSON nor a readable file`);

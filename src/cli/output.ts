@@ -60,7 +60,9 @@ export class Output {
     this.stdout.write(`${JSON.stringify(value)}\n`);
   }
 
+  /** A warning on stderr, where the frame was (the next frame is drawn below it, not over it). */
   warn(text: string): void {
+    this.clearFrame();
     this.stderr.write(`${terminalText(text)}\n`);
   }
 

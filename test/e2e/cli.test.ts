@@ -360,6 +360,17 @@ describe("errors and exit codes", () => {
     expect((await edgestep(["run", "-"], "[1,2]")).stderr).toMatch(/does not hold a plan/);
   });
 
+  it("a plan file must be UTF-8 (exit 2); a byte order mark is dropped", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "edgestep-cli-"));
+    const latin1 = join(dir, "latin1.json");
+    await writeFile(latin1, Buffer.from('{"name":"caf\xe9","steps":[{"tool":"pass"}]}', "latin1"));
+    const refused = await edgestep(["validate", latin1]);
+    expect([refused.code, refused.stderr]).toEqual([2, `error: ${latin1} is not UTF-8 text\n`]);
+    const bom = join(dir, "bom.json");
+    await writeFile(bom, `\ufeff${JSON.stringify({ steps: [{ id: "a", tool: "pass" }] })}`);
+    expect((await edgestep(["validate", bom])).code).toBe(0);
+  });
+
   it("with --json, the command line's own mistakes are JSON on stderr too", async () => {
     for (const args of [
       ["get", "--json"],

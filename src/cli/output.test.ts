@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { Output } from "./output.ts";
+
+/** Two streams writing into one log, as a terminal shows both. */
+function terminal() {
+  const log: string[] = [];
+  const stream = (name: string) =>
+    ({
+      isTTY: true,
+      columns: 80,
+      on: () => {},
+      write: (text: string) => log.push(`${name}:${text}`),
+    }) as unknown as NodeJS.WriteStream;
+  return { log, out: new Output(false, stream("out"), stream("err")) };
+}
+
+describe("Output on a terminal", () => {
+  it("erases the live frame before a warning, so the next frame does not draw over it", () => {
+    const { log, out } = terminal();
+    out.frame(["[███░░] 1/2", "running (1): a"]);
+    out.warn("event stream lost; polling instead");
+    out.frame(["[█████] 2/2"]);
+    expect(log.slice(1)).toEqual([
+      "out:\x1b[2F\x1b[J",
+      "err:event stream lost; polling instead\n",
+      "out:\x1b[?25l[█████] 2/2\n",
+    ]);
+  });
+});
