@@ -4,14 +4,18 @@ import { Output } from "./output.ts";
 /** Two streams writing into one log, as a terminal shows both. */
 function terminal() {
   const log: string[] = [];
-  const stream = (name: string) =>
-    ({
-      isTTY: true,
-      columns: 80,
-      on: () => {},
-      write: (text: string) => log.push(`${name}:${text}`),
-    }) as unknown as NodeJS.WriteStream;
-  return { log, out: new Output(false, stream("out"), stream("err")) };
+  const stream = (name: string) => ({
+    isTTY: true,
+    columns: 80,
+    on: () => {},
+    write: (text: string) => log.push(`${name}:${text}`),
+  });
+  const out = new Output(
+    false,
+    stream("out") as unknown as typeof process.stdout,
+    stream("err") as unknown as typeof process.stderr,
+  );
+  return { log, out };
 }
 
 describe("Output on a terminal", () => {
