@@ -305,7 +305,9 @@ describe("approval step", () => {
     await drive(runId);
     const other = await approve(runId, { approved: true, stepId: "other" });
     expect(other.res.status).toBe(409);
-    expect(other.body.error.message).toMatch(/step "other" is not waiting for approval: it is \w+/);
+    expect(other.body.error.message).toMatch(
+      /step "other" is not waiting for approval: it is \w+, and the run is waiting$/,
+    );
     expect((await approve(runId, { approved: true, stepId: "nope" })).res.status).toBe(400);
     expect(byId(await status(runId)).gate.status).toBe("waiting");
   });

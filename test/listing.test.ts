@@ -332,6 +332,13 @@ describe("GET /v1/runs: bad query parameters are a 400 naming the parameter", ()
     });
   }
 
+  it("GET /v1/stats takes no parameter: a filter it would ignore is a 400 naming it", async () => {
+    const res = await api("/v1/stats?status=failed");
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(400);
+    expect(body.error.issues.map((i: any) => i.path)).toEqual(["query.status"]);
+  });
+
   it("a good query of every parameter is a 200", async () => {
     const q = queryString({
       status: "failed,partial",

@@ -226,6 +226,7 @@ describe("long poll ?wait= (SPEC 6.1)", () => {
     ["wait=soon", "query.wait"],
     ["view=tiny", "query.view"],
     ["view=summary&view=full", "query.view"],
+    ["veiw=summary", "query.veiw"],
   ])("rejects %s with a 400 naming %s", async (query, path) => {
     const runId = await waitingRun();
     const answer = await read(`/v1/runs/${runId}?${query}`);

@@ -83,7 +83,7 @@ function decideApprovalStep(
   if (!waiting.includes(stepId)) {
     const gate = run.riskGate
       ? ": the run waits at the risk gate, answered without stepId (with skipSteps to skip steps)"
-      : `: it is ${steps.get(index)?.status}, and the run ${run.status}`;
+      : `: it is ${steps.get(index)?.status}, and the run is ${run.status}`;
     return refuse({
       ok: false,
       status: run.status,

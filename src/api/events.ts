@@ -63,8 +63,11 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
     while (!aborted && page) {
       for (const e of page.events) {
         // Seqs are consecutive: a jump means the oldest events were trimmed (MAX_EVENTS_PER_RUN).
-        if (e.seq > after + 1)
-          await stream.write(`: ${e.seq - after - 1} events dropped (MAX_EVENTS_PER_RUN)\n\n`);
+        const dropped = e.seq - after - 1;
+        if (dropped > 0) {
+          const events = dropped === 1 ? "event" : "events";
+          await stream.write(`: ${dropped} ${events} dropped (MAX_EVENTS_PER_RUN)\n\n`);
+        }
         await stream.writeSSE({
           id: String(e.seq),
           event: e.type,

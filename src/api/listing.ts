@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { runIndexOf } from "../../durable-objects/run-index/run-index";
 import { decodeCursor } from "../engine/listing";
 import { InvalidPlanError, UnavailableError } from "../errors";
-import { listRunsQuerySchema } from "./schemas/listing";
+import { listRunsQuerySchema, statsQuerySchema } from "./schemas/listing";
 import type { AppEnv } from "./types";
 import { parseQuery } from "./validate-input";
 
@@ -35,6 +35,7 @@ export async function listRuns(c: Context<AppEnv>) {
 }
 
 export async function runStats(c: Context<AppEnv>) {
+  parseQuery(c, statsQuerySchema);
   const index = runIndexOf(c.env, c.get("owner"));
   return c.json(await fromIndex(() => index.stats()));
 }

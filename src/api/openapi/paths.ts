@@ -105,7 +105,7 @@ export function paths() {
         operationId: "getStats",
         tags: ["listing"],
         summary: "Count the caller's runs by status",
-        responses: { 200: ok("counts", "Stats"), 503: indexUnavailable },
+        responses: { 200: ok("counts", "Stats"), 400: badRequest, 503: indexUnavailable },
       },
     },
     ...runPaths(),

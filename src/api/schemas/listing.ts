@@ -34,6 +34,9 @@ const tagFilters = z
   })
   .describe("key:value; repeat the parameter to require several tags");
 
+/** `GET /v1/stats` takes no parameter: a filter it would ignore (`?status=failed`) is a 400. */
+export const statsQuerySchema = z.strictObject({});
+
 export const listRunsQuerySchema = z.strictObject({
   status: commaList(RUN_STATUSES).optional(),
   name: z.string().min(1).max(200).optional().describe("the plan's name, exact match"),

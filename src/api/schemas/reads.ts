@@ -8,7 +8,7 @@ import { z } from "zod";
 import { STEP_STATUSES, runStatusSchema, stepStatusSchema } from "./core.ts";
 import { commaList, intParam } from "./query.ts";
 
-export const runQuerySchema = z.object({
+export const runQuerySchema = z.strictObject({
   view: z
     .enum(["full", "summary"])
     .default("full")
