@@ -46,6 +46,15 @@ function terminal(args: string[]) {
   return { exited, lines, raw: () => raw, kill: (signal: string) => child.kill(signal) };
 }
 
+/** Submits `plan` to the Worker; its run id. */
+async function submitRun(plan: unknown): Promise<string> {
+  const created = await fetch(`${e2e.worker.url}/v1/runs`, {
+    method: "POST",
+    body: JSON.stringify(plan),
+  });
+  return ((await created.json()) as { runId: string }).runId;
+}
+
 async function until<T>(
   read: () => Promise<T>,
   ok: (value: T) => boolean,
@@ -74,11 +83,7 @@ describe("edgestep get --watch on a terminal", () => {
         { id: "last", tool: "pass", dependsOn: ["slow", "flaky"] },
       ],
     };
-    const created = await fetch(`${e2e.worker.url}/v1/runs`, {
-      method: "POST",
-      body: JSON.stringify(plan),
-    });
-    const { runId } = (await created.json()) as { runId: string };
+    const runId = await submitRun(plan);
     const tty = terminal(["get", runId, "--watch"]);
 
     const live = await until(
@@ -114,11 +119,7 @@ describe("edgestep get --watch on a terminal", () => {
       name: "evil\u001b]0;pwned\u0007\u001b[2J",
       steps: [{ id: "slow", tool: "http", params: { url: `${e2e.upstream.url}/delay/10000` } }],
     };
-    const created = await fetch(`${e2e.worker.url}/v1/runs`, {
-      method: "POST",
-      body: JSON.stringify(plan),
-    });
-    const { runId } = (await created.json()) as { runId: string };
+    const runId = await submitRun(plan);
     const tty = terminal(["get", runId, "--watch"]);
     const live = await until(
       tty.lines,
