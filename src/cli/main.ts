@@ -16,8 +16,12 @@ function version(): string {
   return (JSON.parse(packageJson) as { version: string }).version;
 }
 
-/** `--url`: an http(s) URL, or a usage error (exit 2) rather than a failure to reach it. */
+/**
+ * `--url`: an http(s) URL, or a usage error (exit 2) rather than a failure to reach it. An
+ * empty one (`EDGESTEP_URL=`, as a shell clears a variable) is the default, as unset.
+ */
 function workerUrl(value: string): string {
+  if (value === "") return DEFAULT_URL;
   let url: URL;
   try {
     url = new URL(value);
@@ -61,7 +65,8 @@ export function program({ json = false }: { json?: boolean } = {}): Command {
     "after",
     `
 Exit codes: 0 ok; 1 a watched run ended failed, partial or cancelled; 2 bad arguments or
-files; 3 the API refused the request (invalid plan, unknown run, ...); 4 the Worker is unreachable.`,
+files; 3 the API refused the request (invalid plan, unknown run, ...); 4 the Worker is unreachable;
+130 / 143 a watch stopped by Ctrl-C / SIGTERM (the run goes on).`,
   );
   return cli;
 }

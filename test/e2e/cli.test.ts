@@ -352,6 +352,10 @@ describe("errors and exit codes", () => {
     for (const url of ["not-a-url", "ftp://example.com"])
       expect((await cli(["stats", "--url", url])).code).toBe(2);
     expect((await cli(["stats"], { env: { EDGESTEP_URL: "nope" } })).code).toBe(2);
+    // An empty EDGESTEP_URL is unset: the default URL, reached or not, but not a usage error.
+    const empty = await cli(["stats"], { env: { EDGESTEP_URL: "" } });
+    expect(empty.code).not.toBe(2);
+    if (empty.code === 4) expect(empty.stderr).toContain("127.0.0.1:8787");
     expect((await edgestep(["nonsense"])).code).toBe(2);
     const missing = await edgestep(["run", "no-such-plan.json"]);
     expect(missing.code).toBe(2);
