@@ -148,6 +148,33 @@ describe("the client against the Worker", () => {
     });
   });
 
+  it("answerTimeoutMs: a server that never answers is a retryable network_error; a long poll's wait comes on top", async () => {
+    const silent = new EdgestepClient({
+      url: "http://edgestep.test",
+      answerTimeoutMs: 50,
+      fetch: (request: Request) =>
+        new Promise<Response>((_, reject) =>
+          request.signal.addEventListener("abort", () => reject(request.signal.reason)),
+        ),
+    });
+    const err = await failure(silent.getHealth());
+    expect(err).toMatchObject({ code: "network_error", status: 0, retryable: true });
+    expect(err.message).toMatch(/no answer within 50 ms$/);
+    // Answered after 120 ms: past the timeout alone, within it plus the poll's wait of 100 ms.
+    const slow = new EdgestepClient({
+      url: "http://edgestep.test",
+      answerTimeoutMs: 50,
+      fetch: async (request: Request) => {
+        await new Promise((r) => setTimeout(r, 120));
+        return worker(request);
+      },
+    });
+    const { runId } = await client.createRun(chain);
+    expect(await slow.pollRun(runId, { view: "summary", wait: 100 })).toMatchObject({
+      changed: true,
+    });
+  });
+
   it("waitForRun gives up at its timeout with code timeout", async () => {
     const { runId } = await client.createRun({ steps: [{ id: "gate", tool: "approval" }] });
     await drive(runId);

@@ -28,6 +28,9 @@ export interface GlobalOptions {
   json: boolean;
 }
 
+/** How long the CLI waits for an answer to begin (a long poll's wait comes on top). */
+const ANSWER_TIMEOUT_MS = 30_000;
+
 export interface Context {
   client: EdgestepClient;
   out: Output;
@@ -39,6 +42,8 @@ export function contextOf(command: Command): Context {
     client: new EdgestepClient({
       url: options.url,
       ...(options.key !== undefined && options.key !== "" && { apiKey: options.key }),
+      // A server that takes the connection but never answers: a retried failure, not minutes.
+      answerTimeoutMs: ANSWER_TIMEOUT_MS,
     }),
     out: new Output(options.json),
   };

@@ -14,6 +14,12 @@ export interface ClientOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Headers sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * The longest to wait for an answer to begin, in ms (a long poll's `wait` is added): a server
+   * that takes a connection but never answers is then a `network_error` (retryable) rather
+   * than a wait of minutes. Default: none (the platform's own limits).
+   */
+  answerTimeoutMs?: number;
 }
 
 export type Query = Record<string, string | number | readonly string[] | undefined>;
@@ -31,8 +37,10 @@ export class Transport {
   readonly baseUrl: string;
   private readonly fetcher: (request: Request) => Promise<Response>;
   private readonly headers: Record<string, string>;
+  private readonly answerTimeoutMs: number | undefined;
 
   constructor(options: ClientOptions = {}) {
+    this.answerTimeoutMs = options.answerTimeoutMs;
     const base = options.url ?? DEFAULT_URL;
     this.baseUrl = base.endsWith("/") ? base : `${base}/`;
     // Bound: a Workers runtime refuses `fetch` called as another object's method.
@@ -63,25 +71,39 @@ export class Transport {
     const hasBody = options.body !== undefined;
     if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
     const url = this.url(path, options.query);
+    const timeout = this.answerTimeout(options.query);
+    const signals = [options.signal, timeout?.signal].filter((s) => s !== undefined);
     const request = new Request(url, {
       method,
       headers,
       ...(hasBody && { body: JSON.stringify(options.body) }),
-      ...(options.signal && { signal: options.signal }),
+      ...(signals.length > 0 && { signal: AbortSignal.any(signals) }),
     });
     try {
       return await this.fetcher(request);
     } catch (err) {
       if (options.signal?.aborted) throw err;
+      const why = timeout?.signal.aborted
+        ? `no answer within ${timeout.ms} ms`
+        : err instanceof Error
+          ? err.message
+          : String(err);
       throw new EdgestepApiError(
-        {
-          code: "network_error",
-          status: 0,
-          message: `cannot reach ${url.origin}: ${err instanceof Error ? err.message : String(err)}`,
-        },
+        { code: "network_error", status: 0, message: `cannot reach ${url.origin}: ${why}` },
         { cause: err },
       );
+    } finally {
+      timeout?.clear();
     }
+  }
+
+  /** A signal that aborts once the answer is `answerTimeoutMs` (plus a long poll's wait) late. */
+  private answerTimeout(query: Query = {}) {
+    if (this.answerTimeoutMs === undefined) return undefined;
+    const ms = this.answerTimeoutMs + (typeof query.wait === "number" ? query.wait : 0);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error("no answer")), ms);
+    return { ms, signal: controller.signal, clear: () => clearTimeout(timer) };
   }
 
   /** The answer's JSON (undefined for a 204); a status outside 2xx is an EdgestepApiError. */
