@@ -10,6 +10,7 @@ import {
   type FanOut,
   type FanOutNext,
 } from "../../src/engine/fan-out";
+import { typeName } from "../../src/engine/data-record";
 import type { CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
 import type { Outcome } from "../../src/engine/scheduler";
@@ -71,7 +72,7 @@ export class FanOutRunner {
       if (!Array.isArray(list)) {
         return {
           category: "invalid_data",
-          message: `forEach resolved to ${list === null ? "null" : typeof list}, not an array`,
+          message: `forEach resolved to ${typeName(list)}, not an array`,
         };
       }
       // A repaired step's items number their attempts on from its earlier items' (SPEC 9.2).

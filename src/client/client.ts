@@ -125,26 +125,20 @@ export class EdgestepClient {
   /**
    * Follows a run until it is final, by long polling its summary; answers its last summary.
    * With a Worker that does not long poll, it reads at most every 500 ms. A retryable failure
-   * (no answer, 429, 5xx: a restart, a network blip) is asked again, backing off up to 5 s,
-   * until `timeoutMs`: the run goes on without its watcher.
+   * (no answer, 429, 5xx: a restart, a network blip) is asked again, backing off up to 5 s (or
+   * as its Retry-After says), until `timeoutMs`: the run goes on without its watcher.
    */
   async waitForRun(runId: string, options: WaitOptions = {}): Promise<T.RunSummary> {
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    const { signal } = options;
+    const retries = { retries: Infinity, baseDelayMs: 250, maxDelayMs: 5_000, deadline, signal };
     let etag: string | null = null;
-    let failures = 0;
     for (;;) {
       const asked = Date.now();
-      const wait = Math.max(1, Math.min(25_000, deadline - asked));
-      let polled: T.PollResult<T.RunSummary>;
-      try {
-        polled = await this.pollRun(runId, { view: "summary", wait, etag, signal: options.signal });
-        failures = 0;
-      } catch (err) {
-        if (!(err instanceof EdgestepApiError) || !err.retryable || asked >= deadline) throw err;
-        const backoff = Math.min(5_000, 250 * 2 ** failures++);
-        await delay(Math.min(backoff, Math.max(0, deadline - Date.now())), options.signal);
-        continue;
-      }
+      const polled = await withRetries(() => {
+        const wait = Math.max(1, Math.min(25_000, deadline - Date.now()));
+        return this.pollRun(runId, { view: "summary", wait, etag, signal });
+      }, retries);
       etag = polled.etag;
       if (polled.changed) {
         options.onUpdate?.(polled.run);

@@ -4,8 +4,12 @@ import { EdgestepApiError } from "./errors.ts";
 export interface RetryOptions {
   /** Attempts after the first. Default 4. */
   retries?: number;
-  /** First delay; doubled each time, with full jitter, capped at 30 s. Default 500. */
+  /** First delay; doubled each time, with full jitter, capped at `maxDelayMs`. Default 500. */
   baseDelayMs?: number;
+  /** The cap of the backoff (a Retry-After is honoured whatever it says). Default 30 s. */
+  maxDelayMs?: number;
+  /** No attempt starts after this time (ms since the epoch): the last failure is thrown. */
+  deadline?: number;
   signal?: AbortSignal;
 }
 
@@ -28,14 +32,17 @@ export async function withRetries<T>(
   attempt: () => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  const { retries = 4, baseDelayMs = 500, signal } = options;
+  const { retries = 4, baseDelayMs = 500, maxDelayMs = 30_000, deadline = Infinity } = options;
   for (let k = 0; ; k++) {
     try {
       return await attempt();
     } catch (err) {
       if (!(err instanceof EdgestepApiError) || !err.retryable || k >= retries) throw err;
-      const backoff = Math.random() * Math.min(30_000, baseDelayMs * 2 ** k);
-      await delay(Math.max(backoff, (err.retryAfterSeconds ?? 0) * 1000), signal);
+      const left = deadline - Date.now();
+      if (left <= 0) throw err;
+      const backoff = Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** k);
+      const wait = Math.max(backoff, (err.retryAfterSeconds ?? 0) * 1000);
+      await delay(Math.min(wait, left), options.signal);
     }
   }
 }

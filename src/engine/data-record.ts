@@ -7,11 +7,13 @@
  */
 import { z } from "zod";
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function typeName(value: unknown): string {
+/** A value's JSON type as a message names it: `null`, `array`, `object`, `string`, ... */
+export function typeName(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }
 

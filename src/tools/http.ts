@@ -1,6 +1,6 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
-import { dataRecord } from "../engine/data-record";
+import { dataRecord, isObject } from "../engine/data-record";
 import { zodIssues } from "../engine/zod-issues";
 import {
   bodiless,
@@ -81,9 +81,6 @@ function withTextHeaders(params: unknown): unknown {
   if (!isObject(params) || !isObject(params.headers)) return params;
   const headers = Object.entries(params.headers)
     .filter(([, value]) => value !== null && value !== undefined)
-    .map(([name, value]) => [name, typeof value === "string" ? value : textValue(value)]);
+    .map(([name, value]) => [name, textValue(value)]);
   return { ...params, headers: Object.fromEntries(headers) };
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);

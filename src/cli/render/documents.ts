@@ -7,7 +7,7 @@ import type {
   StepStatus,
   ValidateResult,
 } from "../../client/index.ts";
-import { clock, duration, stepError, table, when } from "./format.ts";
+import { clock, duration, etaText, stepError, table, when } from "./format.ts";
 import { waitingLines } from "./progress.ts";
 
 function stepDetail(step: StepStatus): string {
@@ -31,10 +31,7 @@ export function renderRun(run: RunSummary & { steps?: StepStatus[] }, now: numbe
     times.join("  "),
     `progress ${p.completedSteps}/${p.totalSteps} (${p.percentage}%)  succeeded ${s.successfulSteps}  ` +
       `failed ${s.failedSteps}  skipped ${s.skippedSteps}  cancelled ${s.cancelledSteps}` +
-      // As in the live frame: a waiting or paused run's remaining time is not its steps' average.
-      (p.estimatedTimeRemainingMs > 0 && run.status === "running"
-        ? `  ETA ${duration(p.estimatedTimeRemainingMs)}`
-        : ""),
+      etaText(run.status, p.estimatedTimeRemainingMs),
   ];
   if (run.error) lines.push(`run error: ${stepError(run.error)}`);
   lines.push(...waitingLines(run, run.steps ?? [], now));

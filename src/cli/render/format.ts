@@ -28,6 +28,14 @@ export function fit(line: string, width: number): string {
   return line.length <= width ? line : `${line.slice(0, Math.max(0, width - 1))}…`;
 }
 
+/**
+ * `  ETA 3.0 s` while the run is running, else nothing: a waiting or paused run's remaining
+ * time is not its steps' average (a person, a callback, a resume decides it).
+ */
+export function etaText(status: string, remainingMs: number): string {
+  return remainingMs > 0 && status === "running" ? `  ETA ${duration(remainingMs)}` : "";
+}
+
 /** `a, b, c (+4 more)`. */
 export function someOf(items: string[], max = 5): string {
   const shown = items.slice(0, max).join(", ");
@@ -57,10 +65,11 @@ export function stepError(error: StepErrorLike): string {
   return `${error.category}${status}: ${error.message}`;
 }
 
-/** A colour (SGR) sequence, the only escape the CLI's own lines carry (`Output.paint`). */
-const SGR = /\x1b\[[0-9;]*m/y;
-/** C0 controls but tab and newline, DEL, C1 controls (U+009B is a CSI to some terminals). */
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+/**
+ * A colour (SGR) sequence, the only escape the CLI's own lines carry (`Output.paint`), else a
+ * control character: C0 but tab and newline, DEL, C1 (U+009B is a CSI to some terminals).
+ */
+const SGR_OR_CONTROL = /(\x1b\[[0-9;]*m)|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
 /**
  * A line as a terminal may receive it: text from elsewhere (a plan's name, an upstream's error
@@ -70,20 +79,11 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
  * by `fit` may have lost its own).
  */
 export function terminalText(line: string): string {
-  let out = "";
   let coloured = false;
-  for (let i = 0; i < line.length;) {
-    SGR.lastIndex = i;
-    const sgr = SGR.exec(line);
-    if (sgr) {
-      out += sgr[0];
-      coloured = true;
-      i += sgr[0].length;
-      continue;
-    }
-    const ch = line[i]!;
-    out += CONTROL.test(ch) ? "\ufffd" : ch;
-    i++;
-  }
+  const out = line.replace(SGR_OR_CONTROL, (_, sgr: string | undefined) => {
+    if (sgr === undefined) return "\ufffd";
+    coloured = true;
+    return sgr;
+  });
   return coloured && !out.endsWith("\x1b[0m") ? `${out}\x1b[0m` : out;
 }

@@ -4,7 +4,7 @@
  * a terminal, and the summary it ends with. Pure: the status documents and `now` in, lines out.
  */
 import { isFinal, type RunState, type RunSummary, type StepStatus } from "../../client/index.ts";
-import { clock, duration, fit, someOf, stepError, when } from "./format.ts";
+import { clock, duration, etaText, fit, someOf, stepError, when } from "./format.ts";
 
 export type Style = "bold" | "dim" | "red" | "green" | "yellow" | "cyan";
 export type Paint = (style: Style, text: string) => string;
@@ -56,9 +56,7 @@ export function renderFrame(
     `${paint("bold", title)}  ${paint(STATUS_STYLE[run.status], run.status)}  ${duration(elapsedMs)}`,
     `${progressBar(completedSteps, totalSteps, Math.max(10, Math.min(30, width - 40)))} ` +
       `${completedSteps}/${totalSteps} ${Math.floor(percentage)}%` +
-      (estimatedTimeRemainingMs > 0 && run.status === "running"
-        ? `  ETA ${duration(estimatedTimeRemainingMs)}`
-        : ""),
+      etaText(run.status, estimatedTimeRemainingMs),
   ];
   const running = active.filter((s) => s.status === "running").map((s) => s.id);
   if (running.length > 0) lines.push(`running (${running.length}): ${someOf(running)}`);
