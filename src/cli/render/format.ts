@@ -1,4 +1,6 @@
 /** Small text formats shared by the CLI's renderers. Pure. */
+import cliTruncate from "cli-truncate";
+import stringWidth from "string-width";
 
 /** `850 ms`, `12.3 s`, `4 min 5 s`, `2 h 10 min`. */
 export function duration(ms: number): string {
@@ -23,9 +25,13 @@ export function when(at: string, now: number): string {
   return `${clock(at)} (${ms > 0 ? `in ${duration(ms)}` : "due"})`;
 }
 
-/** Cuts a line to `width` characters (a terminal wraps longer ones, which breaks redrawing). */
+/**
+ * Cuts a line to `width` terminal cells (a terminal wraps longer ones, which breaks
+ * redrawing): a wide character (CJK, most emoji) takes two, a colour code none, and a colour
+ * cut off is closed.
+ */
 export function fit(line: string, width: number): string {
-  return line.length <= width ? line : `${line.slice(0, Math.max(0, width - 1))}…`;
+  return cliTruncate(line, Math.max(0, width));
 }
 
 /**
@@ -42,12 +48,16 @@ export function someOf(items: string[], max = 5): string {
   return items.length > max ? `${shown} (+${items.length - max} more)` : shown;
 }
 
-/** A table with aligned columns; the last column is not padded. */
+/** A table with columns aligned in terminal cells; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const widths = header.map((h, i) =>
+    Math.max(stringWidth(h), ...rows.map((r) => stringWidth(r[i] ?? ""))),
+  );
+  const padEnd = (cell: string, width: number) =>
+    cell + " ".repeat(Math.max(0, width - stringWidth(cell)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .map((c, i) => (i === cells.length - 1 ? c : padEnd(c, widths[i]!)))
       .join("  ")
       .trimEnd();
   return [line(header), ...rows.map(line)];

@@ -355,7 +355,9 @@ describe("terminalText", () => {
   });
 
   it("ends a line that sets a colour with a reset, so a cut line does not colour the next", () => {
-    expect(terminalText(fit("\x1b[1mbold and long\x1b[22m", 8))).toBe("\x1b[1mbol…\x1b[0m");
+    expect(terminalText(fit("\x1b[1mbold and long\x1b[22m", 8))).toBe(
+      "\x1b[1mbold an…\x1b[22m\x1b[0m",
+    );
     expect(terminalText("\x1b[33mwarn\x1b[39m")).toBe("\x1b[33mwarn\x1b[39m\x1b[0m");
     expect(terminalText("plain")).toBe("plain");
   });
@@ -458,5 +460,19 @@ describe("formats", () => {
     expect(fit("abcdef", 4)).toBe("abc…");
     expect(someOf(["a", "b", "c"], 2)).toBe("a, b (+1 more)");
     expect(table(["A", "BB"], [["xyz", "1"]])).toEqual(["A    BB", "xyz  1"]);
+  });
+
+  it("measures lines in terminal cells: wide characters take two, colour codes none", () => {
+    expect(fit("日本語のステップ", 7)).toBe("日本語…");
+    expect(fit("\x1b[33mshort\x1b[39m", 5)).toBe("\x1b[33mshort\x1b[39m");
+    expect(
+      table(
+        ["ID", "X"],
+        [
+          ["日本", "1"],
+          ["ab", "2"],
+        ],
+      ),
+    ).toEqual(["ID    X", "日本  1", "ab    2"]);
   });
 });
