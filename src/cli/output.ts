@@ -5,7 +5,7 @@
  * escape from a run's data reaches the terminal (JSON escapes them itself).
  */
 import { styleText } from "node:util";
-import { terminalText } from "./render/format.ts";
+import { capLines, terminalText } from "./render/format.ts";
 import type { Paint } from "./render/progress.ts";
 
 /** Cursor control (ECMA-48): up n lines to column 1, erase to the end of the screen. */
@@ -41,6 +41,10 @@ export class Output {
     return this.stdout.columns || 100;
   }
 
+  get rows(): number {
+    return this.stdout.rows || 24;
+  }
+
   line(text = ""): void {
     this.clearFrame();
     this.stdout.write(`${terminalText(text)}\n`);
@@ -66,12 +70,13 @@ export class Output {
     this.stderr.write(`${terminalText(text)}\n`);
   }
 
-  /** Replaces the live frame (a terminal only) with `lines`. */
+  /** Replaces the live frame (a terminal only) with `lines`, as many as fit on the screen. */
   frame(lines: string[]): void {
     if (!this.isTTY) return;
     const erase = this.frameLines > 0 ? up(this.frameLines) + ERASE_DOWN : HIDE_CURSOR;
-    this.stdout.write(`${erase}${lines.map(terminalText).join("\n")}\n`);
-    this.frameLines = lines.length;
+    const shown = capLines(lines, Math.max(2, this.rows - 1));
+    this.stdout.write(`${erase}${shown.map(terminalText).join("\n")}\n`);
+    this.frameLines = shown.length;
   }
 
   /** Erases the live frame, so what follows is written where it was. */

@@ -42,6 +42,16 @@ export function etaText(status: string, remainingMs: number): string {
   return remainingMs > 0 && status === "running" ? `  ETA ${duration(remainingMs)}` : "";
 }
 
+/**
+ * At most `max` lines: a frame taller than the terminal cannot be redrawn in place (the cursor
+ * cannot go back above the screen's top), so the lines past it become one `(+n more)` line.
+ */
+export function capLines(lines: string[], max: number): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(0, Math.max(0, max - 1));
+  return [...kept, `… (+${lines.length - kept.length} more lines)`];
+}
+
 /** `a, b, c (+4 more)`. */
 export function someOf(items: string[], max = 5): string {
   const shown = items.slice(0, max).join(", ");
