@@ -342,6 +342,22 @@ describe("errors through the client", () => {
       retryable: true,
     });
   });
+
+  it("invalid_response for a 200 that is not JSON (another service at the URL)", async () => {
+    const page = () =>
+      new Response("<!doctype html><title>Welcome</title>", {
+        headers: { "content-type": "text/html" },
+      });
+    const elsewhere = new EdgestepClient({
+      url: "http://edgestep.test",
+      fetch: async () => page(),
+    });
+    const err = await failure(elsewhere.getRunSummary("run_x"));
+    expect(err).toMatchObject({ code: "invalid_response", status: 200, retryable: false });
+    expect(err.message).toContain("text/html");
+    expect(err.message).toContain("<!doctype html>");
+    expect(await failure(elsewhere.pollRun("run_x"))).toMatchObject({ code: "invalid_response" });
+  });
 });
 
 /** A fetch whose SSE answers break after `bytes` bytes, `times` times: a dropped connection. */

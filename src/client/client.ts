@@ -4,7 +4,7 @@
  * long polling until a run is final, the event stream as an async iterator, and listings as
  * async iterators over their pages.
  */
-import { EdgestepApiError, errorFromResponse } from "./errors.ts";
+import { EdgestepApiError, errorFromResponse, jsonBody } from "./errors.ts";
 import { runEvents, type EventStreamOptions } from "./events.ts";
 import { delay, withRetries, type RetryOptions } from "./retry.ts";
 import { Transport, type ClientOptions, type Query } from "./transport.ts";
@@ -119,7 +119,7 @@ export class EdgestepClient {
     const next = response.headers.get("etag");
     if (response.status === 304) return { changed: false, etag: next ?? etag ?? null };
     if (!response.ok) throw await errorFromResponse(response);
-    return { changed: true, etag: next, run: (await response.json()) as T.RunSummary };
+    return { changed: true, etag: next, run: await jsonBody<T.RunSummary>(response) };
   }
 
   /**

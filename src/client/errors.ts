@@ -6,7 +6,8 @@ export class EdgestepApiError extends Error {
   /**
    * The API's error code (`invalid_plan`, `not_found`, `conflict`, `unauthorized`,
    * `rate_limited`, ...), `network_error` when the Worker could not be reached, or
-   * `http_<status>` for an answer that is not edgestep's JSON error (a proxy's, say).
+   * `http_<status>` for an answer that is not edgestep's JSON error (a proxy's, say), or
+   * `invalid_response` for a success that is not JSON.
    */
   readonly code: string;
   /** The HTTP status; 0 when there was no answer. */
@@ -40,6 +41,24 @@ export class EdgestepApiError extends Error {
   get retryable(): boolean {
     if (this.code === "misconfigured" || this.code === "auth_not_configured") return false;
     return this.status === 0 || this.status === 408 || this.status === 429 || this.status >= 500;
+  }
+}
+
+/**
+ * A 2xx answer's JSON body. One that is not JSON (a web page, another service at the URL) is an
+ * `invalid_response` error naming what came back, not a bare SyntaxError.
+ */
+export async function jsonBody<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    const type = res.headers.get("content-type") ?? "no content-type";
+    throw new EdgestepApiError({
+      code: "invalid_response",
+      status: res.status,
+      message: `the answer (HTTP ${res.status}, ${type}) is not JSON: is this an edgestep Worker's URL? It began ${JSON.stringify(text.slice(0, 60))}`,
+    });
   }
 }
 

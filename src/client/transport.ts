@@ -3,7 +3,7 @@
  * out, and every failure turned into an EdgestepApiError. Aborts (an AbortSignal) pass through
  * as they are.
  */
-import { EdgestepApiError, errorFromResponse } from "./errors.ts";
+import { EdgestepApiError, errorFromResponse, jsonBody } from "./errors.ts";
 
 export interface ClientOptions {
   /** The Worker's base URL. Default: http://127.0.0.1:8787 (`npm start`). */
@@ -115,6 +115,6 @@ export class Transport {
     const response = await this.send(method, path, options);
     if (!response.ok) throw await errorFromResponse(response);
     if (response.status === 204) return { status: 204, body: undefined as T, response };
-    return { status: response.status, body: (await response.json()) as T, response };
+    return { status: response.status, body: await jsonBody<T>(response), response };
   }
 }
