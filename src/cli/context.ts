@@ -49,14 +49,17 @@ export function contextOf(command: Command): Context {
   };
 }
 
-/** Tells the error on stderr; answers the exit code it stands for. */
-export function reportError(err: unknown, out: Output): number {
+/**
+ * Tells the error on stderr; answers the exit code it stands for. `runId`: the run a failed
+ * watch was following, named so that a script (`--json`) can pick it up again.
+ */
+export function reportError(err: unknown, out: Output, runId?: string): number {
+  const about = runId === undefined ? {} : { runId };
   if (err instanceof EdgestepApiError) {
     if (out.json) {
       const { code, status, message, issues } = err;
-      out.warn(
-        JSON.stringify({ error: { code, status, message, ...(issues.length > 0 && { issues }) } }),
-      );
+      const error = { code, status, message, ...(issues.length > 0 && { issues }) };
+      out.warn(JSON.stringify({ error, ...about }));
     } else {
       // The message of a 400 repeats its first issue: the issues alone say it all.
       out.warn(err.issues.length > 0 ? `error: ${err.code}` : `error: ${err.code}: ${err.message}`);
@@ -64,10 +67,17 @@ export function reportError(err: unknown, out: Output): number {
       if (err.status === 0)
         out.warn("  is the Worker running? (npm start, or --url / EDGESTEP_URL)");
     }
+    // The run itself is unharmed when the way to it failed (no answer, 429, 5xx).
+    if (runId !== undefined && !out.json && err.retryable)
+      out.warn(`  the run goes on without you: edgestep get ${runId} --watch`);
     return err.status === 0 ? EXIT.unreachable : EXIT.refused;
   }
   const message = err instanceof Error ? err.message : String(err);
-  out.warn(out.json ? JSON.stringify({ error: { code: "usage", message } }) : `error: ${message}`);
+  out.warn(
+    out.json
+      ? JSON.stringify({ error: { code: "usage", message }, ...about })
+      : `error: ${message}`,
+  );
   return err instanceof UsageError ? EXIT.usage : EXIT.failed;
 }
 

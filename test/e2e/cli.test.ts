@@ -343,6 +343,21 @@ describe("errors and exit codes", () => {
     const result = await cli(["get", "run_x", "--url", "http://127.0.0.1:9"]);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain("is the Worker running?");
+    const watch = await cli(["get", "run_x", "--watch", "--url", "http://127.0.0.1:9"]);
+    expect(watch.code).toBe(4);
+    expect(watch.stderr).toContain("the run goes on without you: edgestep get run_x --watch");
+  });
+
+  it("a watch that fails names its run, as JSON with --json", async () => {
+    const missing = `run_${"1".repeat(32)}`;
+    const json = await edgestep(["get", missing, "--watch", "--json"]);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      error: { code: "not_found" },
+      runId: missing,
+    });
+    // A run that does not exist does not "go on".
+    expect((await edgestep(["get", missing, "--watch"])).stderr).not.toContain("goes on");
   });
 
   it("bad arguments and unreadable files exit 2", async () => {

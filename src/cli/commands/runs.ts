@@ -1,7 +1,7 @@
 /** `run`, `validate`, `get`, `results`, `step`: submitting plans and reading runs. */
 import type { Command } from "commander";
 import type { Issue, Plan } from "../../client/index.ts";
-import { action, type Context } from "../context.ts";
+import { action, reportError, type Context } from "../context.ts";
 import { readJsonArgument, readPlan } from "../io.ts";
 import { renderRun, renderValidation } from "../render/documents.ts";
 import { exitCodeOf } from "../render/progress.ts";
@@ -11,11 +11,18 @@ function warn(ctx: Context, warnings: Issue[] | undefined): void {
   for (const w of warnings ?? []) ctx.out.warn(`warning: ${w.path}: ${w.message}`);
 }
 
-/** Follows the run to its end; the exit code says how it ended. */
+/**
+ * Follows the run to its end; the exit code says how it ended. A watch that fails (the Worker
+ * gone for good) names the run it was following: with `--json` nothing else would.
+ */
 async function watched(ctx: Context, runId: string): Promise<number> {
-  const run = await watchRun(ctx.client, runId, ctx.out);
-  if (ctx.out.json) ctx.out.document(await ctx.client.getRun(runId));
-  return exitCodeOf(run.status);
+  try {
+    const run = await watchRun(ctx.client, runId, ctx.out);
+    if (ctx.out.json) ctx.out.document(await ctx.client.getRun(runId));
+    return exitCodeOf(run.status);
+  } catch (err) {
+    return reportError(err, ctx.out, runId);
+  }
 }
 
 export function runCommands(program: Command): void {
