@@ -2,7 +2,7 @@
  * What a template may say (SPEC 2.2, 3.1): where an expression ends, its roots, and the
  * JSONPath shapes jsonpath-plus would silently misread. Checked once, at validation. Pure.
  */
-import { JSONPath } from "jsonpath-plus";
+import { JSONPath, type EvalClass } from "jsonpath-plus";
 
 export const TEMPLATE_ROOTS = ["step", "steps", "input", "item", "index", "run"] as const;
 /** The roots of a forEach step's params: every root. */
@@ -56,11 +56,54 @@ export function checkExpression(expr: string, roots: ReadonlySet<string>): void 
   }
   checkJsonPathShape(expr);
   try {
-    JSONPath.toPathArray(`$.${expr}`);
+    const segments = JSONPath.toPathArray(`$.${expr}`);
     JSONPath({ path: `$.${expr}`, json: {}, wrap: true, eval: "safe" });
+    for (const script of segments.filter((s) => /^\??\(/.test(s))) checkScript(script);
   } catch (err) {
     throw new TemplateSyntaxError(`invalid JSONPath "${expr}": ${(err as Error).message}`);
   }
+}
+
+/** jsonpath-plus's safe evaluator: parses an expression (jsep) when constructed. */
+type ScriptClass = new (code: string) => {
+  ast: unknown;
+  runInNewContext(context: object): unknown;
+};
+const SafeScript = (JSONPath.prototype as unknown as { safeVm: { Script: ScriptClass } }).safeVm
+  .Script;
+
+/** The safe evaluator, refusing what parses but cannot be meant: `=` assigns, it compares nothing. */
+class CheckedScript extends SafeScript {
+  constructor(code: string) {
+    super(code);
+    if (assigns(this.ast)) throw new Error(`"=" assigns: compare with "==" or "==="`);
+  }
+
+  // jsonpath-plus takes a class as `eval` only when the method is its prototype's own.
+  override runInNewContext(context: object): unknown {
+    return super.runInNewContext(context);
+  }
+}
+
+function assigns(node: unknown): boolean {
+  if (typeof node !== "object" || node === null) return false;
+  if ((node as { type?: unknown }).type === "AssignmentExpression") return true;
+  return Object.values(node).some((v) => (Array.isArray(v) ? v.some(assigns) : assigns(v)));
+}
+
+/**
+ * A filter (`?(...)`) or script (`(...)`) segment is parsed only when it meets a value, so a
+ * broken one would pass validation on an empty document: it is run once on a one-element array,
+ * which parses it (its evaluation errors on that stand-in value are ignored).
+ */
+function checkScript(script: string): void {
+  JSONPath({
+    path: `$[${script}]`,
+    json: [0],
+    wrap: true,
+    eval: CheckedScript as EvalClass,
+    ignoreEvalErrors: true,
+  });
 }
 
 /** jsonpath-plus is lenient; reject what it would silently misread. */

@@ -267,6 +267,16 @@ describe("parseTemplate", () => {
     expect(() => parseTemplate("${input.a]}")).toThrow(/unbalanced "\]"/);
   });
 
+  it("parses filters and scripts when the plan is checked, not when a value meets them", () => {
+    expect(() => parseTemplate("${input.x[?(@ >)]}")).toThrow(
+      /invalid JSONPath.*Expected expression/,
+    );
+    expect(() => parseTemplate("${input.x[(@.length -)]}")).toThrow(/invalid JSONPath/);
+    expect(() => parseTemplate("${input.x[?(@ = 1)]}")).toThrow(/"=" assigns: compare with "=="/);
+    expect(() => parseTemplate("${input.x[?(@.a.b == 'x' && @.n >= 2)].id}")).not.toThrow();
+    expect(() => parseTemplate("${input.x[(@.length-1)]}")).not.toThrow();
+  });
+
   it("names the unknown root", () => {
     expect(() => parseTemplate("${stepz[0]}")).toThrow(/unknown template root "stepz"/);
   });
