@@ -19,6 +19,7 @@ import {
   containsTemplate,
   forEachString,
   parseTemplate,
+  resolvesToText,
   stepReference,
   type StepRef,
 } from "./templates";
@@ -97,6 +98,12 @@ export class PlanCompiler {
     this.checkToolCall(step.tool, step.params, at);
     if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
       this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
+    }
+    if (typeof step.forEach === "string" && resolvesToText(step.forEach)) {
+      this.issue(
+        `${at}.forEach`,
+        `forEach is a list, or one template for a list with nothing around it (such as "\${steps.a.data.items}"): ${JSON.stringify(step.forEach)} is always text`,
+      );
     }
     for (const key of ["dependsOn", "depends_on"] as const) {
       step[key]?.forEach((dep, k) => {

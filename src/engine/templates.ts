@@ -199,6 +199,20 @@ export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown 
   return value;
 }
 
+/**
+ * Whether `value` can only resolve to text: it is not one whole template (`${...}` and nothing
+ * around it), the one form that keeps a value's type. A template that does not parse is left
+ * to its own syntax check.
+ */
+export function resolvesToText(value: string): boolean {
+  try {
+    const parts = splitTemplate(value, null);
+    return parts.length !== 1 || parts[0]!.kind !== "expr";
+  } catch {
+    return false;
+  }
+}
+
 function resolveString(value: string, ctx: TemplateContext): unknown {
   if (!containsTemplate(value)) return value;
   const parts = splitTemplate(value, null);

@@ -452,6 +452,15 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     ).toEqual(["steps.0.when", "steps.0.verify"]);
   });
 
+  it("a forEach that can only resolve to text: a literal string, or a template with text around it", () => {
+    const params = { id: "${item.id}" };
+    for (const forEach of ["abc", "x${input.list}", "${input.list} ", "${input.a}${input.b}"])
+      expect(issues({ input: { list: [] }, steps: [reg(params, { forEach })] }).issues).toEqual([
+        { path: "steps.0.forEach", message: expect.stringContaining("is always text") },
+      ]);
+    expect(compile({ steps: [reg(params, { forEach: "${input.list}" })] }).ok).toBe(true);
+  });
+
   it('a step id "." or "..", which a URL cannot name', () => {
     for (const id of [".", ".."])
       expect(issues({ steps: [pass({ id })] }).issues).toEqual([
