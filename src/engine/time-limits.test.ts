@@ -46,6 +46,19 @@ describe("wait limits", () => {
     expect(waitUntilProblem("x".repeat(500), NOW)).toMatch(/^"x{60}\.\.\." is not a time/);
   });
 
+  it("until: only an ISO-8601 date and time with its zone (Date.parse reads far more)", () => {
+    for (const loose of ["1", "Dec 25 2026", "2026-02-01 09:00", "2026-02-01T09:00", "2026-02-01"])
+      expect(waitUntilProblem(loose, NOW)).toMatch(
+        /is not a time: write an ISO-8601 date and time/,
+      );
+    for (const exact of [
+      "2026-02-01T09:00Z",
+      "2026-02-01T09:00:00.5Z",
+      "2026-02-01T10:00:00+01:00",
+    ])
+      expect(waitUntilProblem(exact, NOW)).toBeNull();
+  });
+
   it("waitEnd: the end time, or the problem", () => {
     expect(waitEnd({ ms: 1000 }, NOW)).toEqual({ at: NOW + 1000 });
     expect(waitEnd({ ms: "1000" }, NOW)).toEqual({ at: NOW + 1000 });

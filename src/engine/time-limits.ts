@@ -6,6 +6,8 @@
  * without an alarm). Pure: `now` is an argument.
  */
 
+import { z } from "zod";
+
 export const MAX_DELAY_MS = 365 * 86_400_000;
 const LIMIT = `at most 365 days (${MAX_DELAY_MS} ms)`;
 
@@ -17,6 +19,12 @@ export function alarmTime(at: number, now: number): number {
   if (Number.isNaN(at)) return now;
   return Math.max(0, Math.min(at, now + MAX_DELAY_MS));
 }
+
+// Seconds may be left out (`09:00Z`), as ISO-8601 allows.
+const ISO_TIME = z.union([
+  z.iso.datetime({ offset: true }),
+  z.iso.datetime({ offset: true, precision: -1 }),
+]);
 
 function shown(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
@@ -34,8 +42,10 @@ export function waitMsProblem(ms: number | string): string | null {
 /** Why a `wait` started at `now` cannot last until `until` (not a time, or too far ahead), or null. */
 export function waitUntilProblem(until: string, now: number): string | null {
   const at = Date.parse(until);
-  if (Number.isNaN(at))
-    return `${shown(until)} is not a time (ISO-8601, e.g. 2026-12-01T09:00:00Z)`;
+  // Date.parse reads almost anything ("1" is the year 2001, a time without a zone is local):
+  // only an ISO-8601 date and time with its zone says one instant.
+  if (!ISO_TIME.safeParse(until).success || Number.isNaN(at))
+    return `${shown(until)} is not a time: write an ISO-8601 date and time with its zone (e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00)`;
   return at - now > MAX_DELAY_MS ? `${shown(until)} is too far ahead: a wait lasts ${LIMIT}` : null;
 }
 
