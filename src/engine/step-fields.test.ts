@@ -89,6 +89,28 @@ describe("checkStepFields", () => {
       message: "50 more unknown step fields were ignored",
     });
   });
+
+  it("warns of a known field the step's tool does not use: timeoutMs on an approval or a wait", () => {
+    const { typos, warnings } = checkStepFields({
+      steps: [
+        { tool: "approval", timeoutMs: 500 },
+        { tool: "wait", params: { ms: 10 }, timeoutMs: 500 },
+        { tool: "callback", params: { url: "https://x.test" }, timeoutMs: 500 },
+      ],
+    });
+    expect(typos).toEqual([]);
+    expect(warnings).toEqual([
+      {
+        path: "steps.0.timeoutMs",
+        message:
+          'timeoutMs has no effect on a step of tool "approval": an approval waits until someone answers it',
+      },
+      {
+        path: "steps.1.timeoutMs",
+        message: 'timeoutMs has no effect on a step of tool "wait": a wait lasts as its params say',
+      },
+    ]);
+  });
 });
 
 describe("compilePlan with unknown step fields", () => {

@@ -65,6 +65,18 @@ export interface StepFieldFindings {
 /** Warnings listed one by one; past this many, one more says how many were left out. */
 const MAX_WARNINGS = 100;
 
+/** Known fields a tool does not use, and why: accepted, and reported, so that none is a surprise. */
+const UNUSED_BY_TOOL: Record<string, Record<string, string>> = {
+  approval: { timeoutMs: "an approval waits until someone answers it" },
+  wait: { timeoutMs: "a wait lasts as its params say" },
+};
+
+function unusedFieldWarning(step: object, field: string): string | undefined {
+  const tool = (step as { tool?: unknown }).tool;
+  const why = typeof tool === "string" ? UNUSED_BY_TOOL[tool]?.[field] : undefined;
+  return why && `${field} has no effect on a step of tool "${tool as string}": ${why}`;
+}
+
 /** Looks at the raw plan's steps (whatever their shape: zod reports what is malformed). */
 export function checkStepFields(raw: unknown): StepFieldFindings {
   const findings: StepFieldFindings = { typos: [], warnings: [] };
@@ -74,8 +86,11 @@ export function checkStepFields(raw: unknown): StepFieldFindings {
   steps.forEach((step: unknown, i) => {
     if (step === null || typeof step !== "object" || Array.isArray(step)) return;
     for (const field of Object.keys(step)) {
-      if (KNOWN_FIELDS.includes(field)) continue;
       const path = `steps.${i}.${field}`;
+      const unused = unusedFieldWarning(step, field);
+      if (unused && findings.warnings.length < MAX_WARNINGS)
+        findings.warnings.push({ path, message: unused });
+      if (KNOWN_FIELDS.includes(field)) continue;
       const known = closestStepField(field);
       if (known !== undefined) {
         findings.typos.push({
