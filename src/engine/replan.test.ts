@@ -392,6 +392,13 @@ describe("repairPlan: the merged plan, validated like a submission (SPEC 9.2)", 
       ok: false,
       issues: [{ path: "steps.1.id", message: '"b" is defined twice' }],
     });
+    const n1 = { id: "n1", tool: "pass" };
+    expect(repairPlan(plan, 1, [b, n1, n1], ctx)).toMatchObject({
+      ok: false,
+      issues: [
+        { path: "steps.2.id", message: '"n1" is defined twice in the repair (also steps.1)' },
+      ],
+    });
     expect(repairPlan(plan, 1, [b, { id: "a", tool: "pass" }], ctx)).toMatchObject({
       ok: false,
       issues: [{ path: "steps.1.id", message: expect.stringContaining('step "a" already exists') }],

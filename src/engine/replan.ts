@@ -99,6 +99,8 @@ export function repairPlan(
   const issues: Issue[] = [];
   let redefinition: number | undefined;
   const added: number[] = [];
+  /** A new step's id → where in the repair it is first defined. */
+  const addedAt = new Map<string, number>();
   steps.forEach((step, k) => {
     const id = (step as { id?: unknown } | null)?.id;
     if (typeof id !== "string")
@@ -111,7 +113,15 @@ export function repairPlan(
         path: `steps.${k}.id`,
         message: `step "${id}" already exists: a repair redefines only the failed step "${failedId}" and adds steps with new ids`,
       });
-    else added.push(k);
+    else if (addedAt.has(id))
+      issues.push({
+        path: `steps.${k}.id`,
+        message: `"${id}" is defined twice in the repair (also steps.${addedAt.get(id)})`,
+      });
+    else {
+      addedAt.set(id, k);
+      added.push(k);
+    }
   });
   if (redefinition === undefined)
     issues.push({
