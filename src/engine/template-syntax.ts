@@ -118,7 +118,12 @@ function checkJsonPathShape(expr: string): void {
       continue;
     }
     if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "(") stack.push(c);
+    else if (c === "[" && /^\[\s*-\d+\s*\]/.test(expr.slice(i))) {
+      // jsonpath-plus reads `[-1]` as a key named "-1": it would match nothing, silently.
+      throw new TemplateSyntaxError(
+        `invalid JSONPath "${expr}": a negative index matches nothing; a slice counts from the end ("[-1:]", a one-element list)`,
+      );
+    } else if (c === "[" || c === "(") stack.push(c);
     else if (c === "]" || c === ")") {
       const open = stack.pop();
       if ((c === "]" && open !== "[") || (c === ")" && open !== "(")) {

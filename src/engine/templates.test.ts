@@ -277,6 +277,13 @@ describe("parseTemplate", () => {
     expect(() => parseTemplate("${input.x[(@.length-1)]}")).not.toThrow();
   });
 
+  it("refuses a negative index, which jsonpath-plus reads as a key and never matches", () => {
+    expect(() => parseTemplate("${input.x[-1]}")).toThrow(/a negative index matches nothing/);
+    expect(() => parseTemplate("${input.x[ -2 ].id}")).toThrow(/a negative index/);
+    expect(() => parseTemplate("${input.x[-1:]}")).not.toThrow();
+    expect(() => parseTemplate("${input['[-1]']}")).not.toThrow();
+  });
+
   it("names the unknown root", () => {
     expect(() => parseTemplate("${stepz[0]}")).toThrow(/unknown template root "stepz"/);
   });
