@@ -17,6 +17,8 @@ export const TEST_DESTINATIONS = {
   "undo.upstream.test": { concurrency: 1 },
   "stop.upstream.test": { concurrency: 1 },
   "bounded.upstream.test": { concurrency: 1 },
+  // reached only through a redirect (test/destinations-redirects.test.ts)
+  "redirect-target.upstream.test": { concurrency: 1 },
   // a registry tool (test/tools-registry.ts), limited by its name
   limited_work: { concurrency: 1 },
 };

@@ -11,6 +11,7 @@ import { resolveTemplates, templateError, type TemplateContext } from "../../src
 import type { ToolSet } from "../../src/tools";
 import type { Tool, ToolCall, ToolResult } from "../../src/tools/tool";
 import { newCallbackToken } from "../../src/ids";
+import type { RunContext } from "../run-context";
 import type { CallbackTable } from "../storage/callback-table";
 
 export interface Invoker {
@@ -19,6 +20,20 @@ export interface Invoker {
   runId: string;
   baseUrl: string | null;
   output: OutputLimits;
+  /** Whether a call may follow a redirect to `url` (the quota gate's redirectRefusal). */
+  redirects(tool: string, params: Record<string, unknown>, url: string): ToolResult | null;
+}
+
+/** What a run's calls need, from its context. */
+export function invokerOf(ctx: RunContext, runId: string, baseUrl: string | null): Invoker {
+  return {
+    tools: ctx.tools,
+    callbacks: ctx.checkpoint.callbacks,
+    runId,
+    baseUrl,
+    output: ctx.output,
+    redirects: (tool, params, url) => ctx.gate.redirectRefusal(tool, params, url, ctx.now()),
+  };
 }
 
 /** A call ready to be made: its tool and resolved params. */
@@ -79,6 +94,7 @@ export function callTool(
     maxOutputBytes: deps.output.maxOutputBytes,
     maxOutputDepth: deps.output.maxOutputDepth,
     now,
+    redirect: (url) => deps.redirects(step.tool, prepared.params, url),
   };
   if (step.tool === "callback") {
     let token = deps.callbacks.carryOver(step.index, attempt);

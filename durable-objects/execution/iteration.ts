@@ -18,7 +18,7 @@ import {
 } from "../../src/engine/scheduler";
 import type { Answer } from "../../src/engine/verdict";
 import type { RunContext } from "../run-context";
-import type { Invoker } from "./invoke";
+import { invokerOf, type Invoker } from "./invoke";
 import type { Ticket } from "./tickets";
 import { StepAttempts } from "./step-attempts";
 import { stepCancelled, stepSkipped } from "./step-journal";
@@ -41,13 +41,7 @@ export class Iteration {
   ) {
     const c = ctx.checkpoint;
     this.plan = c.plan.read();
-    this.invoker = {
-      tools: ctx.tools,
-      callbacks: c.callbacks,
-      runId: run.id,
-      baseUrl: run.baseUrl,
-      output: ctx.output,
-    };
+    this.invoker = invokerOf(ctx, run.id, run.baseUrl);
   }
 
   /** Runs the iteration; resolves to `now` when more work is ready at once, else null (the rows decide). */

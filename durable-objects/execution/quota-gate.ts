@@ -8,7 +8,7 @@
  * call: the step then waits (`waitingFor: "quota"`) until the grant wakes it, or until
  * RECHECK_MS, when it asks again (a grant the run could not be told of is not lost).
  */
-import { limited, type DestinationTable } from "../../src/engine/destinations";
+import { limited, redirectRefusal, type DestinationTable } from "../../src/engine/destinations";
 import { LEASE_RENEW_MS } from "../../src/engine/flow-control";
 import { destinationPause, type AttemptResult, type QuotaWait } from "../../src/engine/verdict";
 import type { ToolSet } from "../../src/tools";
@@ -160,15 +160,41 @@ export class QuotaGate {
   ): void {
     this.release(lease);
     const pause = destinationPause(result);
-    if (pause !== null) this.reportPause(tool, params, pause, now);
+    const answeredBy = "answeredBy" in result ? result.answeredBy : undefined;
+    if (pause !== null) this.reportPause(tool, params, pause, now, answeredBy);
+  }
+
+  /** Whether a call of `tool` may follow a redirect to `url` (the tool asks before each hop): see redirectRefusal. */
+  redirectRefusal(
+    tool: string,
+    params: Record<string, unknown>,
+    url: string,
+    now: number,
+  ): AttemptResult | null {
+    const { table, pauses } = this.env;
+    if (table.empty && pauses.empty) return null;
+    const to = table.resolve({ tool, registry: false, url });
+    const from = this.env.tools.target(tool, params);
+    const pausedUntil = to && pauses.pausedUntil(to.key, now);
+    return redirectRefusal(from && table.resolve(from), to, pausedUntil, now);
   }
 
   /**
    * A call's answer asks every run to leave its destination alone for `ms` (a 429, a 503 with
    * Retry-After: see destinationPause): known in this isolate at once, and by the destination.
+   * `answeredBy`: the origin a redirect led to, whose answer it was.
    */
-  reportPause(tool: string, params: Record<string, unknown>, ms: number, now: number): void {
-    const target = this.env.tools.target(tool, params);
+  reportPause(
+    tool: string,
+    params: Record<string, unknown>,
+    ms: number,
+    now: number,
+    answeredBy?: string,
+  ): void {
+    const target =
+      answeredBy === undefined
+        ? this.env.tools.target(tool, params)
+        : { tool, registry: false, url: answeredBy };
     const destination = target && this.env.table.resolve(target);
     if (!destination) return;
     const key = destination.key;

@@ -9,7 +9,7 @@
 import { planFeatures, type CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
 import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
-import { callTool, prepare, type Prepared } from "../execution/invoke";
+import { callTool, invokerOf, prepare, type Prepared } from "../execution/invoke";
 import { compensationTicket, type Ticket } from "../execution/tickets";
 import { quotaWaitData, retryData } from "../execution/step-journal";
 import { templateContext } from "../execution/template-context";
@@ -78,7 +78,7 @@ async function attempt(
   };
   const plan = c.plan.read();
   const context = templateContext(c, plan, runId, compensate.refs, ctx.results);
-  const invoker = { tools: ctx.tools, callbacks: c.callbacks, runId, baseUrl, output: ctx.output };
+  const invoker = invokerOf(ctx, runId, baseUrl);
   const prepared = prepare(invoker, undo, context);
   // Its destination admits it first (SPEC 10): a wait here is not an attempt.
   const admitted =

@@ -115,3 +115,37 @@ export function parseDestinations(
   }
   return new DestinationTable(entries, toolNames);
 }
+
+/**
+ * Whether a call admitted at `from` may follow a redirect to `to` (SPEC 10: limits and pauses
+ * hold for every call to a destination, a redirected one too). Its slot was taken where it
+ * started: a redirect into another destination with limits is not followed (the call would pass
+ * them by), and one into a destination paused until `pausedUntil` waits as a 429 would. Null:
+ * follow it.
+ */
+export function redirectRefusal(
+  from: Destination | null,
+  to: Destination | null,
+  pausedUntil: number | null,
+  now: number,
+): {
+  ok: false;
+  category: "egress_denied" | "rate_limited";
+  message: string;
+  retryAfterMs?: number;
+} | null {
+  if (to === null || from?.key === to.key) return null;
+  if (limited(to.limits))
+    return {
+      ok: false,
+      category: "egress_denied",
+      message: `redirected to ${to.key}, a destination with limits of its own (DESTINATIONS): a call is admitted where it starts, so edgestep does not follow it there; call ${to.key} directly`,
+    };
+  if (pausedUntil === null) return null;
+  return {
+    ok: false,
+    category: "rate_limited",
+    message: `redirected to ${to.key}, which is paused (it answered 429 or 503) until ${new Date(pausedUntil).toISOString()}`,
+    retryAfterMs: pausedUntil - now,
+  };
+}

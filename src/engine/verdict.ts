@@ -37,7 +37,15 @@ export interface QuotaWait {
 /** How one attempt ended: the tool's answer, or what the shell observed (a timeout, a restart). */
 export type AttemptResult =
   | { ok: true; data: unknown; status?: number }
-  | { ok: false; category: ErrorCategory; message: string; status?: number; retryAfterMs?: number }
+  | {
+      ok: false;
+      category: ErrorCategory;
+      message: string;
+      status?: number;
+      retryAfterMs?: number;
+      /** The origin that answered, when a redirect led away from the URL called (its 429 pauses it). */
+      answeredBy?: string;
+    }
   | { suspend: Suspension };
 
 export type Verdict =

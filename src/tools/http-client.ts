@@ -137,15 +137,19 @@ export async function sendHttp(
   );
   const signal = AbortSignal.any([timeout.signal, call.signal]);
   try {
-    const response = await follow(request, spec, fetcher, checkUrl, signal);
-    if (!(response instanceof Response)) return response;
+    const followed = await follow(request, spec, call, fetcher, checkUrl, signal);
+    if (!("response" in followed)) return followed;
+    const { response, url } = followed;
     const readLimit = call.maxOutputBytes * BODY_READ_MARGIN;
     const read = await readBody(response, readLimit, signal);
     if (read === "too_large") {
       const message = `response body exceeds ${readLimit} bytes (${BODY_READ_MARGIN} × MAX_OUTPUT_BYTES), not read`;
       return toolFailure("output_too_large", message, { status: response.status });
     }
-    return toResult(response, read, Date.now(), call.maxOutputDepth, spec.redactBody);
+    const result = toResult(response, read, Date.now(), call.maxOutputDepth, spec.redactBody);
+    if ("category" in result && url.origin !== request.url.origin)
+      return { ...result, answeredBy: url.origin };
+    return result;
   } catch (err) {
     if (!signal.aborted) return toolFailure("network", `request failed: ${(err as Error).message}`);
     return timeout.signal.aborted
@@ -156,14 +160,15 @@ export async function sendHttp(
   }
 }
 
-/** Fetches `request`, following redirects hop by hop: the final response, or why it stopped. */
+/** Fetches `request`, following redirects hop by hop: the final response and its URL, or why it stopped. */
 async function follow(
   request: PreparedRequest,
   spec: HttpRequestSpec,
+  call: ToolCall,
   fetcher: Fetcher,
   checkUrl: UrlCheck,
   signal: AbortSignal,
-): Promise<Response | ToolResult> {
+): Promise<{ response: Response; url: URL } | ToolResult> {
   let { url, method, body } = request;
   const { headers } = request;
   for (let hops = 0; ; hops++) {
@@ -173,13 +178,15 @@ async function follow(
     const location = REDIRECT_STATUSES.has(response.status)
       ? response.headers.get("location")
       : null;
-    if (location === null) return response;
+    if (location === null) return { response, url };
     await response.body?.cancel();
     if (hops === MAX_REDIRECTS)
       return toolFailure("invalid_data", `more than ${MAX_REDIRECTS} redirects`);
     const next = new URL(location, url);
     const refused = checkUrl(next.href);
     if (refused) return toolFailure("egress_denied", `redirected to ${next.origin}: ${refused}`);
+    const held = call.redirect?.(next.href);
+    if (held) return held;
     if (next.origin !== url.origin) {
       headers.delete("authorization");
       headers.delete("proxy-authorization");

@@ -30,6 +30,11 @@ export interface ToolCall {
   now: number;
   /** For the `callback` tool: the single-use token, already stored, and the URL that completes it. */
   callback?: { token: string; url: string };
+  /**
+   * Whether the call may follow a redirect to `url` (SPEC 10: a destination's limits and pauses
+   * hold for every call to it, a redirected one too): null to follow it, else the attempt's result.
+   */
+  redirect?: (url: string) => ToolResult | null;
 }
 
 /** A tool's answer for one attempt (see src/engine/verdict.ts, which judges it). */
