@@ -120,6 +120,20 @@ export function settings(env: Env, fetcher: Fetcher = (r) => fetch(r)): Settings
   return result;
 }
 
+/**
+ * `env` with some of its bindings replaced (per request), sharing its settings: they are parsed
+ * once per Worker, not once per request.
+ */
+export function withBindings(env: Env, bindings: Partial<Env>): Env {
+  const derived = { ...env, ...bindings };
+  try {
+    cache.set(derived, settings(env));
+  } catch {
+    // A bad variable: `settings(derived)` throws the same error where the settings are needed.
+  }
+  return derived;
+}
+
 function parseSettings(env: Env, fetcher: Fetcher): Settings {
   const bindings = env as unknown as Record<string, unknown>;
   const allowedHosts = parseAllowedHosts(env.ALLOWED_HOSTS);

@@ -9,6 +9,7 @@ import { callbackRoutes } from "./callbacks";
 import { consoleAsset } from "./console-assets";
 import { runStats } from "./listing";
 import { destinationRoutes } from "./destinations";
+import { keepCalls } from "./kept-calls";
 import { cachedOpenApiDocument } from "./openapi/document";
 import { planRoutes } from "./plans";
 import { runRoutes } from "./runs";
@@ -16,6 +17,7 @@ import type { AppEnv } from "./types";
 
 export function createApp() {
   const app = new Hono<AppEnv>();
+  app.use("*", keepCalls);
 
   // A callback's token is its credential (SPEC 6): mounted before authentication applies.
   app.route("/v1/callbacks", callbackRoutes);
