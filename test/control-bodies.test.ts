@@ -48,7 +48,7 @@ describe("POST /approve", () => {
 });
 
 describe("malformed control bodies", () => {
-  it.each(["approve", "resume"])(
+  it.each(["approve", "resume", "cancel", "retry"])(
     "POST /%s with malformed JSON is a 400 invalid_request at body",
     async (route) => {
       const runId = await started({
@@ -64,6 +64,30 @@ describe("malformed control bodies", () => {
       ]);
     },
   );
+});
+
+describe("controls that take nothing", () => {
+  it("cancel and retry refuse a field (400 naming it); no body or {} is fine", async () => {
+    const runId = await started({
+      name: unique("nothing"),
+      steps: [{ id: "gate", tool: "approval" }],
+    });
+    for (const route of ["cancel", "retry"]) {
+      const { res, body } = await post(`/v1/runs/${runId}/${route}`, { force: true });
+      expect(res.status).toBe(400);
+      expect(body.error.issues).toEqual([{ path: "body.force", message: expect.any(String) }]);
+    }
+    expect((await post(`/v1/runs/${runId}/cancel`, {})).res.status).toBe(200);
+  });
+
+  it("DELETE refuses a query parameter (400 naming it) and deletes nothing", async () => {
+    const runId = await started({ name: unique("dry"), steps: [{ id: "a", tool: "pass" }] });
+    await drive(runId);
+    const res = await api(`/v1/runs/${runId}?dryRun=1`, { method: "DELETE" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.issues[0].path).toBe("query.dryRun");
+    expect((await api(`/v1/runs/${runId}`)).status).toBe(200);
+  });
 });
 
 describe("body limits", () => {

@@ -25,6 +25,12 @@ describe("GET /v1/destinations", () => {
     }
   });
 
+  it("takes no query: an unknown parameter is a 400 naming it", async () => {
+    const res = await api("/v1/destinations?destination=x");
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.issues[0].path).toBe("query.destination");
+  });
+
   it("is the same for every API key, and needs one when API_KEYS is set", async () => {
     const [a, b] = [unique("key"), unique("key")];
     const app = createApp();

@@ -333,6 +333,27 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect(messages.map((m) => Number(m.id))).toEqual(full.slice(2).map((e) => e.seq));
   });
 
+  it("an empty Last-Event-ID leaves ?after= in charge; one that names no seq is a 400", async () => {
+    const runId = await finishedRun();
+    const full = await allEvents(runId);
+    const empty = parseSse(
+      await (await sse(runId, { "last-event-id": "" }, `?after=${full[1].seq}`)).text(),
+    );
+    expect(empty.map((m) => Number(m.id))).toEqual(full.slice(2).map((e) => e.seq));
+    for (const bad of ["abc", "-1", "1.5"]) {
+      const res = await sse(runId, { "last-event-id": bad });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).error.issues[0].path).toBe("header.Last-Event-ID");
+    }
+  });
+
+  it("an unknown query parameter is a 400 naming it", async () => {
+    const runId = await finishedRun();
+    const res = await api(`/v1/runs/${runId}/events?afterr=3`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.issues[0].path).toBe("query.afterr");
+  });
+
   it("streams a live run: events that happen while connected arrive, then the stream closes", async () => {
     const { body } = await submit({
       ...plan(),

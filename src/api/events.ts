@@ -9,6 +9,7 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { EventRecord } from "../engine/records";
+import { InvalidPlanError } from "../errors";
 import { eventsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { parseQuery } from "./validate-input";
@@ -37,6 +38,25 @@ type EventsStub = {
   ): Promise<{ events: EventRecord[]; dropped: number; finished: boolean } | null>;
 };
 
+/**
+ * The `Last-Event-ID` a reconnecting stream sends: an event's seq, or null when absent or empty
+ * (`?after=` then says where to start). Anything else is a 400: it names no event of ours.
+ */
+function lastEventId(header: string | undefined): number | null {
+  if (header === undefined || header.trim() === "") return null;
+  const seq = Number(header);
+  if (/^\s*\d+\s*$/.test(header) && Number.isSafeInteger(seq)) return seq;
+  throw new InvalidPlanError(
+    [
+      {
+        path: "header.Last-Event-ID",
+        message: `${JSON.stringify(header.slice(0, 40))} is not an event's seq (an integer, 0 or more)`,
+      },
+    ],
+    "invalid_request",
+  );
+}
+
 export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
   const owner = c.get("owner");
   const query = parseQuery(c, eventsQuerySchema);
@@ -47,8 +67,7 @@ export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMis
     const next = more ? events[events.length - 1]!.seq : null;
     return c.json({ events, next, dropped: page.dropped });
   }
-  const lastId = Number(c.req.header("last-event-id"));
-  let after = Number.isInteger(lastId) && lastId >= 0 ? lastId : query.after;
+  let after = lastEventId(c.req.header("last-event-id")) ?? query.after;
   const first = (await stub.events(owner, after, 500)) ?? onMissing();
   // Nothing will ever follow: 204 is what makes an EventSource stop reconnecting (WHATWG HTML
   // 9.2), where an empty 200 would have it come back every few seconds forever.

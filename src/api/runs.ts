@@ -1,4 +1,5 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
+import { z } from "zod";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
 import { takeRunQuota } from "./run-quota";
@@ -143,8 +144,12 @@ function controlled(runId: string, outcome: ControlOutcome | ApproveOutcome) {
   return { runId, status: outcome.status };
 }
 
+/** What `cancel`, `retry` and `DELETE` take: nothing, so a field or parameter sent is a 400, not ignored. */
+const NOTHING = z.strictObject({});
+
 runRoutes.post("/:runId/cancel", async (c) => {
   const { runId, stub } = runStub(c);
+  await readControlBody(c, NOTHING);
   return c.json(controlled(runId, await stub.cancel(c.get("owner"))));
 });
 
@@ -167,6 +172,7 @@ runRoutes.post("/:runId/approve", async (c) => {
 
 runRoutes.post("/:runId/retry", async (c) => {
   const { runId, stub } = runStub(c);
+  await readControlBody(c, NOTHING);
   return c.json(controlled(runId, await stub.redrive(c.get("owner"))));
 });
 
@@ -201,6 +207,7 @@ function invalidRepair(
 /** SPEC 8.3: a final run is deleted now (204); 409 while it is not final; 404 when unknown. */
 runRoutes.delete("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
+  parseQuery(c, NOTHING);
   controlled(runId, await stub.deleteRun(c.get("owner")));
   return c.body(null, 204);
 });

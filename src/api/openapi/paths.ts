@@ -117,6 +117,7 @@ export function paths() {
           "Flow control per destination (SPEC 10): limits, calls in flight and waiting, pauses",
         responses: {
           200: ok("every listed destination, then unlisted ones paused lately", "DestinationList"),
+          400: badRequest,
         },
       },
     },

@@ -58,6 +58,7 @@ export function runPaths() {
         parameters: [runId],
         responses: {
           204: { description: "deleted" },
+          400: badRequest,
           404: notFound,
           409: error("the run is not final: cancel it first"),
         },
@@ -171,7 +172,9 @@ function control(operationId: string, summary: string, requestBody?: ReturnType<
       ...(requestBody && { requestBody }),
       responses: {
         200: ok("the run's status after the change", "ControlResult"),
-        ...(requestBody && { 400: badRequest, 413: tooLarge }),
+        // A control without a body still refuses one that says something (400) or is too large.
+        400: badRequest,
+        413: tooLarge,
         404: notFound,
         409: conflict,
       },

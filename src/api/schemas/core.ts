@@ -58,7 +58,7 @@ export const callbackBodySchema = z.union([
     .describe("the step fails (callback_failed)"),
 ]);
 
-export const eventsQuerySchema = z.object({
+export const eventsQuerySchema = z.strictObject({
   after: intParam(0, Number.MAX_SAFE_INTEGER, 0).describe(
     "return events with seq greater than this",
   ),
