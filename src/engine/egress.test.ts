@@ -103,6 +103,14 @@ describe("checkUrl", () => {
     );
   });
 
+  it("refuses a URL carrying credentials, which fetch refuses and the run's status would show", () => {
+    for (const url of ["https://user:pw@api.example.com/h", "https://token@api.example.com/"])
+      expect(checkUrl(url, allowed)).toEqual({
+        code: "invalid_plan",
+        message: expect.stringContaining("must not carry credentials"),
+      });
+  });
+
   it("allows any http(s) host without an allowlist", () => {
     expect(checkUrl("https://evil.example.net/", null)).toBeNull();
   });
