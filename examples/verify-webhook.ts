@@ -9,7 +9,8 @@ export async function verifyEdgestepSignature(
 ): Promise<boolean> {
   const parts = Object.fromEntries(signatureHeader.split(",").map((p) => p.trim().split("=", 2)));
   const t = Number(parts.t);
-  if (!Number.isInteger(t) || typeof parts.v1 !== "string") return false;
+  // v1 is exactly 64 hex digits: any other spelling of a signature is refused.
+  if (!Number.isInteger(t) || !/^[0-9a-f]{64}$/.test(parts.v1 ?? "")) return false;
   if (Math.abs(nowMs / 1000 - t) > toleranceSeconds) return false; // too old: a replay
   const enc = new TextEncoder();
   const key = await crypto.subtle.importKey(
@@ -19,7 +20,7 @@ export async function verifyEdgestepSignature(
     false,
     ["verify"],
   );
-  const mac = new Uint8Array(parts.v1.match(/../g)?.map((h: string) => parseInt(h, 16)) ?? []);
+  const mac = new Uint8Array(parts.v1.match(/../g).map((h: string) => parseInt(h, 16)));
   // crypto.subtle.verify compares in constant time.
   return crypto.subtle.verify("HMAC", key, mac, enc.encode(`${t}.${rawBody}`));
 }

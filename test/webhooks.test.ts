@@ -177,6 +177,10 @@ describe("webhook delivery", () => {
     ).toBe(false);
     expect(await verifyEdgestepSignature(SECRET, signature, `${call.body} `)).toBe(false);
     expect(await verifyEdgestepSignature("wrong-secret", signature, call.body)).toBe(false);
+    // One signature, one spelling: a trailing digit or a non-hex pair is refused, not trimmed or read as 0.
+    const v1 = signature.split("v1=")[1];
+    for (const altered of [`${signature}f`, signature.replace(v1, `${v1.slice(0, 62)}0g`)])
+      expect(await verifyEdgestepSignature(SECRET, altered, call.body)).toBe(false);
   });
 
   it("signs every retry, each verifiable", async () => {
