@@ -200,6 +200,8 @@ describe("GET /v1/runs (SPEC 8.2)", () => {
     const today = times[0].slice(0, 10);
     expect(await listedIds({ tag, createdAfter: today })).toHaveLength(4);
     expect(await listedIds({ tag, createdBefore: today })).toEqual([]);
+    // seconds may be left out, as ISO-8601 allows
+    expect(await listedIds({ tag, createdAfter: `${today}T00:00Z` })).toHaveLength(4);
   });
 
   it("combines filters: status, name, tags and creation time together", async () => {
@@ -313,6 +315,7 @@ describe("GET /v1/runs: bad query parameters are a 400 naming the parameter", ()
     ["limit=1.5", "query.limit"],
     ["createdAfter=yesterday", "query.createdAfter"],
     ["createdBefore=2026-13-01", "query.createdBefore"],
+    ["createdAfter=2026-11-27T12:00:00", "query.createdAfter"],
     ["tag=nocolon", "query.tag"],
     ["tag=bad%20key:v", "query.tag"],
     ["cursor=not-a-cursor", "query.cursor"],

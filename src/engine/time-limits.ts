@@ -20,8 +20,8 @@ export function alarmTime(at: number, now: number): number {
   return Math.max(0, Math.min(at, now + MAX_DELAY_MS));
 }
 
-// Seconds may be left out (`09:00Z`), as ISO-8601 allows.
-const ISO_TIME = z.union([
+/** An ISO-8601 date and time with its zone; seconds may be left out (`09:00Z`), as ISO-8601 allows. */
+export const ISO_TIME = z.union([
   z.iso.datetime({ offset: true }),
   z.iso.datetime({ offset: true, precision: -1 }),
 ]);

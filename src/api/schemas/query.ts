@@ -3,6 +3,7 @@
  * issue at the parameter itself (`query.status`), not at an index inside it.
  */
 import { z } from "zod";
+import { ISO_TIME } from "../../engine/time-limits";
 
 /**
  * A comma list of `values` (`status=failed,partial`), parsed to an array. Empty entries are
@@ -49,7 +50,7 @@ export function intParam(min: number, max: number, fallback?: number) {
 
 /** An ISO-8601 date (`2026-11-01`) or date-time with an offset (`2026-11-01T09:00:00Z`), parsed to epoch milliseconds. */
 export const instantParam = z
-  .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  .union([ISO_TIME, z.iso.date()], {
     error: "expected an ISO-8601 date or date-time, e.g. 2026-11-01T09:00:00Z",
   })
   .transform((text) => Date.parse(text))
