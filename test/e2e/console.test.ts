@@ -347,6 +347,13 @@ describe("console: the playground", () => {
         4,
       );
       expect(await p.page.$$eval(".pg-preview .node .crit-mark", (es) => es.length)).toBe(3);
+      // The draft stays in the tab, as the key does: not for the next person on this browser.
+      const draft = await p.page.evaluate(() => ({
+        tab: sessionStorage.getItem("edgestep.playground"),
+        browser: localStorage.getItem("edgestep.playground"),
+      }));
+      expect(draft.tab).toContain("from-the-playground");
+      expect(draft.browser).toBeNull();
 
       await clickWhenShown(p.page, 'button[data-action="submit"]');
       await waitFor(p.page, "the run page", `location.pathname.startsWith("/runs/run_")`);

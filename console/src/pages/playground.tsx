@@ -13,6 +13,8 @@ import type { Issue, ValidateResult } from "../types";
 import { EXAMPLES } from "./playground-examples";
 import { previewSteps } from "./plan-graph";
 
+// Kept in this tab, as the API key is: on a shared browser, the next person (with another key)
+// does not find the last plan, and any token written into its headers.
 const DRAFT = "edgestep.playground";
 const first = Object.values(EXAMPLES)[0];
 
@@ -31,13 +33,13 @@ function parse(text: string): { doc: unknown; error: string | null } {
 
 export function Playground() {
   const [text, setText] = useState(
-    () => localStorage.getItem(DRAFT) ?? JSON.stringify(first, null, 2),
+    () => sessionStorage.getItem(DRAFT) ?? JSON.stringify(first, null, 2),
   );
   const [verdict, setVerdict] = useState<Verdict>({ kind: "none" });
   const [busy, setBusy] = useState(false);
   const [focus, setFocus] = useState<number | null>(null);
 
-  useEffect(() => localStorage.setItem(DRAFT, text), [text]);
+  useEffect(() => sessionStorage.setItem(DRAFT, text), [text]);
   const [shown, setShown] = useState(text);
   useEffect(() => {
     const t = setTimeout(() => setShown(text), 400);
