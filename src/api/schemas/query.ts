@@ -3,7 +3,7 @@
  * issue at the parameter itself (`query.status`), not at an index inside it.
  */
 import { z } from "zod";
-import { ISO_TIME } from "../../engine/time-limits";
+import { ISO_TIME } from "../../engine/time-limits.ts";
 
 /**
  * A comma list of `values` (`status=failed,partial`), parsed to an array. Empty entries are
