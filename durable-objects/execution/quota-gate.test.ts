@@ -40,7 +40,10 @@ function setup(answer: AcquireOutcome = { granted: true }, releaseGrants: string
   });
   const work: Promise<unknown>[] = [];
   const gate = new QuotaGate({
-    table: parseDestinations({ "limited.test": { concurrency: 1 }, crm: {} }, tools.registryNames),
+    table: parseDestinations(
+      { "limited.test": { concurrency: 1 }, crm: {}, "crm.test": { concurrency: 5 } },
+      tools.registryNames,
+    ),
     tools,
     pauses: new PauseCache(),
     slots: () => slots,
@@ -173,5 +176,38 @@ describe("QuotaGate", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("a redirect within where the call started is followed; one into another limited destination is not", () => {
+    const { gate } = setup();
+    // crm is listed by name; its host has limits of its own: `/v1` → `/v1/` stays where it started.
+    expect(gate.redirectRefusal("crm", {}, "https://crm.test/v1/", 1_000)).toBeNull();
+    expect(
+      gate.redirectRefusal("http", http("http://free.test/a"), "https://free.test/a", 1_000),
+    ).toBeNull();
+    expect(gate.redirectRefusal("crm", {}, "https://limited.test/x", 1_000)).toMatchObject({
+      category: "egress_denied",
+    });
+    expect(
+      gate.redirectRefusal("http", http("https://free.test/a"), "https://limited.test/x", 1_000),
+    ).toMatchObject({
+      category: "egress_denied",
+    });
+  });
+
+  it("a 429 behind a redirect pauses the destination that answered, unless it is where the call started", async () => {
+    const { gate, told, settled } = setup();
+    const tooMany = (answeredBy: string) => ({
+      ok: false as const,
+      category: "rate_limited" as const,
+      message: "HTTP 429",
+      status: 429,
+      retryAfterMs: 5_000,
+      answeredBy,
+    });
+    gate.ended("crm", {}, null, tooMany("https://crm.test"), 1_000);
+    gate.ended("http", http("https://free.test/a"), null, tooMany("https://other.test"), 1_000);
+    await settled();
+    expect(told).toEqual(["pause crm [5000]", "pause other.test [5000]"]);
   });
 });

@@ -173,10 +173,23 @@ export class QuotaGate {
   ): AttemptResult | null {
     const { table, pauses } = this.env;
     if (table.empty && pauses.empty) return null;
+    const to = this.elsewhere(tool, params, url);
+    return redirectRefusal(to, to && pauses.pausedUntil(to.key, now), now);
+  }
+
+  /**
+   * The destination `url` is in, when a call of `tool` that started elsewhere reaches it; null
+   * when it is where the call started: its own destination (a registry tool's name, say) or that
+   * of the host it called (`/v1/x` → `/v1/x/`, http → https).
+   */
+  private elsewhere(tool: string, params: Record<string, unknown>, url: string) {
+    const { table } = this.env;
     const to = table.resolve({ tool, registry: false, url });
     const from = this.env.tools.target(tool, params);
-    const pausedUntil = to && pauses.pausedUntil(to.key, now);
-    return redirectRefusal(from && table.resolve(from), to, pausedUntil, now);
+    if (to === null || from === null) return to;
+    if (table.resolve(from)?.key === to.key) return null;
+    const fromHost = from.url === null ? null : table.resolve({ ...from, registry: false });
+    return fromHost?.key === to.key ? null : to;
   }
 
   /**
@@ -191,11 +204,10 @@ export class QuotaGate {
     now: number,
     answeredBy?: string,
   ): void {
-    const target =
-      answeredBy === undefined
-        ? this.env.tools.target(tool, params)
-        : { tool, registry: false, url: answeredBy };
-    const destination = target && this.env.table.resolve(target);
+    const target = this.env.tools.target(tool, params);
+    const destination =
+      (answeredBy === undefined ? null : this.elsewhere(tool, params, answeredBy)) ??
+      (target && this.env.table.resolve(target));
     if (!destination) return;
     const key = destination.key;
     this.env.pauses.note(key, ms, now);

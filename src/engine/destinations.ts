@@ -117,14 +117,13 @@ export function parseDestinations(
 }
 
 /**
- * Whether a call admitted at `from` may follow a redirect to `to` (SPEC 10: limits and pauses
- * hold for every call to a destination, a redirected one too). Its slot was taken where it
- * started: a redirect into another destination with limits is not followed (the call would pass
- * them by), and one into a destination paused until `pausedUntil` waits as a 429 would. Null:
- * follow it.
+ * Whether a call may follow a redirect into `to`, another destination than the one it was
+ * admitted to (null: the same one). SPEC 10: limits and pauses hold for every call to a
+ * destination, a redirected one too. Its slot was taken where it started: a redirect into
+ * another destination with limits is not followed (the call would pass them by), and one into
+ * a destination paused until `pausedUntil` waits as a 429 would. Null: follow it.
  */
 export function redirectRefusal(
-  from: Destination | null,
   to: Destination | null,
   pausedUntil: number | null,
   now: number,
@@ -134,7 +133,7 @@ export function redirectRefusal(
   message: string;
   retryAfterMs?: number;
 } | null {
-  if (to === null || from?.key === to.key) return null;
+  if (to === null) return null;
   if (limited(to.limits))
     return {
       ok: false,
