@@ -44,12 +44,15 @@ function keptNamespace<N extends DurableObjectNamespace<any>>(namespace: N, ctx:
     get(target, property) {
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
+      if (property === "jurisdiction")
+        return (...args: unknown[]) => keptNamespace(Reflect.apply(value, target, args), ctx);
       if (property !== "get" && property !== "getByName") return value.bind(target);
       return (...args: unknown[]) => keptStub(Reflect.apply(value, target, args), ctx);
     },
   });
 }
 
+/** Every method call through the stub is kept (a property read, `await stub.x`, is not supported). */
 function keptStub<S extends object>(stub: S, ctx: Keeper): S {
   return new Proxy(stub, {
     get(target, property) {

@@ -96,6 +96,11 @@ describe("checkStepFields", () => {
         { tool: "approval", timeoutMs: 500 },
         { tool: "wait", params: { ms: 10 }, timeoutMs: 500 },
         { tool: "callback", params: { url: "https://x.test" }, timeoutMs: 500 },
+        {
+          tool: "wait",
+          timeoutMs: 500,
+          compensate: { tool: "http", params: { url: "https://x.test" } },
+        },
       ],
     });
     expect(typos).toEqual([]);

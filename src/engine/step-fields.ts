@@ -72,6 +72,8 @@ const UNUSED_BY_TOOL: Record<string, Record<string, string>> = {
 };
 
 function unusedFieldWarning(step: object, field: string): string | undefined {
+  // A compensation's call takes its step's timeoutMs: then the field does bound something.
+  if ("compensate" in step) return undefined;
   const tool = (step as { tool?: unknown }).tool;
   const why = typeof tool === "string" ? UNUSED_BY_TOOL[tool]?.[field] : undefined;
   return why && `${field} has no effect on a step of tool "${tool as string}": ${why}`;

@@ -118,7 +118,7 @@ function checkJsonPathShape(expr: string): void {
       continue;
     }
     if (c === "'" || c === '"') quote = c;
-    else if (c === "[" && /^\[\s*-\d+\s*\]/.test(expr.slice(i))) {
+    else if (c === "[" && stack.length === 0 && /^\[\s*-\d+\s*\]/.test(expr.slice(i))) {
       // jsonpath-plus reads `[-1]` as a key named "-1": it would match nothing, silently.
       throw new TemplateSyntaxError(
         `invalid JSONPath "${expr}": a negative index matches nothing; a slice counts from the end ("[-1:]", a one-element list)`,

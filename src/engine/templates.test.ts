@@ -282,6 +282,8 @@ describe("parseTemplate", () => {
     expect(() => parseTemplate("${input.x[ -2 ].id}")).toThrow(/a negative index/);
     expect(() => parseTemplate("${input.x[-1:]}")).not.toThrow();
     expect(() => parseTemplate("${input['[-1]']}")).not.toThrow();
+    // Inside a filter it is the filter's own (JavaScript) expression: not this check's.
+    expect(() => parseTemplate("${input.x[?(@.tags[-1] == 'a')]}")).not.toThrow();
   });
 
   it("names the unknown root", () => {

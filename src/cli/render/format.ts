@@ -31,7 +31,8 @@ export function when(at: string, now: number): string {
  * cut off is closed.
  */
 export function fit(line: string, width: number): string {
-  return cliTruncate(line, Math.max(0, width));
+  // Measured as shown: a control character from a run's data is shown as `�`, one cell.
+  return cliTruncate(terminalText(line), Math.max(0, width));
 }
 
 /**

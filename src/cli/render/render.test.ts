@@ -464,7 +464,11 @@ describe("formats", () => {
 
   it("measures lines in terminal cells: wide characters take two, colour codes none", () => {
     expect(fit("日本語のステップ", 7)).toBe("日本語…");
-    expect(fit("\x1b[33mshort\x1b[39m", 5)).toBe("\x1b[33mshort\x1b[39m");
+    expect(fit("\x1b[33mshort\x1b[39m", 5)).toBe("\x1b[33mshort\x1b[39m\x1b[0m");
+    // A control character from a run's data is shown as one cell (`�`), so it is counted as one.
+    expect(fit(`${"x".repeat(10)}\x1b[2J${"y".repeat(10)}`, 20)).toBe(
+      `${"x".repeat(10)}\ufffd[2J${"y".repeat(5)}…`,
+    );
     expect(
       table(
         ["ID", "X"],
