@@ -46,7 +46,7 @@ export function checkUrl(url: string, allowed: AllowedHosts): UrlProblem | null 
     return { code: "egress_denied", message: `host "${parsed.hostname}" is not in ALLOWED_HOSTS` };
   }
   if (parsed.username !== "" || parsed.password !== "") {
-    // fetch refuses such a URL, and the run's status and plan would show what it holds.
+    // workerd drops the userinfo unsent, and the run's status and plan would show it.
     return {
       code: "invalid_plan",
       message: "a URL must not carry credentials (user:password@): send them in a header",

@@ -16,6 +16,8 @@ import { previewSteps } from "./plan-graph";
 // Kept in this tab, as the API key is: on a shared browser, the next person (with another key)
 // does not find the last plan, and any token written into its headers.
 const DRAFT = "edgestep.playground";
+// Where earlier versions kept it, for every tab and key: gone.
+localStorage.removeItem(DRAFT);
 const first = Object.values(EXAMPLES)[0];
 
 type Verdict =
