@@ -8,7 +8,12 @@
  * call: the step then waits (`waitingFor: "quota"`) until the grant wakes it, or until
  * RECHECK_MS, when it asks again (a grant the run could not be told of is not lost).
  */
-import { limited, redirectRefusal, type DestinationTable } from "../../src/engine/destinations";
+import {
+  limited,
+  redirectedInto,
+  redirectRefusal,
+  type DestinationTable,
+} from "../../src/engine/destinations";
 import { LEASE_RENEW_MS } from "../../src/engine/flow-control";
 import { destinationPause, type AttemptResult, type QuotaWait } from "../../src/engine/verdict";
 import type { ToolSet } from "../../src/tools";
@@ -173,23 +178,8 @@ export class QuotaGate {
   ): AttemptResult | null {
     const { table, pauses } = this.env;
     if (table.empty && pauses.empty) return null;
-    const to = this.elsewhere(tool, params, url);
+    const to = redirectedInto(table, this.env.tools.target(tool, params), url);
     return redirectRefusal(to, to && pauses.pausedUntil(to.key, now), now);
-  }
-
-  /**
-   * The destination `url` is in, when a call of `tool` that started elsewhere reaches it; null
-   * when it is where the call started: its own destination (a registry tool's name, say) or that
-   * of the host it called (`/v1/x` → `/v1/x/`, http → https).
-   */
-  private elsewhere(tool: string, params: Record<string, unknown>, url: string) {
-    const { table } = this.env;
-    const to = table.resolve({ tool, registry: false, url });
-    const from = this.env.tools.target(tool, params);
-    if (to === null || from === null) return to;
-    if (table.resolve(from)?.key === to.key) return null;
-    const fromHost = from.url === null ? null : table.resolve({ ...from, registry: false });
-    return fromHost?.key === to.key ? null : to;
   }
 
   /**
@@ -204,10 +194,11 @@ export class QuotaGate {
     now: number,
     answeredBy?: string,
   ): void {
+    const { table } = this.env;
     const target = this.env.tools.target(tool, params);
     const destination =
-      (answeredBy === undefined ? null : this.elsewhere(tool, params, answeredBy)) ??
-      (target && this.env.table.resolve(target));
+      (answeredBy === undefined ? null : redirectedInto(table, target, answeredBy)) ??
+      (target && table.resolve(target));
     if (!destination) return;
     const key = destination.key;
     this.env.pauses.note(key, ms, now);

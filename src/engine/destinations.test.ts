@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { limited, parseDestinations, redirectRefusal } from "./destinations";
+import { limited, parseDestinations, redirectedInto, redirectRefusal } from "./destinations";
 import { hostOf } from "./host-pattern";
 
 const tools = new Set(["crm", "billing"]);
@@ -98,6 +98,32 @@ describe("DestinationTable.resolve", () => {
     expect(limited({ burst: 3 })).toBe(false);
     expect(limited({})).toBe(false);
     expect(limited(null)).toBe(false);
+  });
+});
+
+describe("redirectedInto: where a redirect led a call, when not where it started", () => {
+  const table = parseDestinations(
+    { "api.example.com": { concurrency: 2 }, crm: { concurrency: 4 }, "crm.example.net": {} },
+    tools,
+  );
+  const crm = { tool: "crm", registry: true, url: "https://crm.example.net/v1" };
+
+  it("is null within the call's own destination or its host's: a registry tool listed by name, http → https", () => {
+    expect(redirectedInto(table, crm, "https://crm.example.net/v1/")).toBeNull();
+    expect(
+      redirectedInto(table, http("http://api.example.com/a"), "https://api.example.com/a"),
+    ).toBeNull();
+  });
+
+  it("is the destination reached otherwise", () => {
+    expect(redirectedInto(table, crm, "https://api.example.com/x")).toEqual({
+      key: "api.example.com",
+      limits: { concurrency: 2 },
+    });
+    expect(redirectedInto(table, http("https://free.test/"), "https://other.test/")).toEqual({
+      key: "other.test",
+      limits: null,
+    });
   });
 });
 

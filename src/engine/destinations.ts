@@ -117,6 +117,23 @@ export function parseDestinations(
 }
 
 /**
+ * The destination a call to `from` that a redirect led to `url` has reached, when it is another
+ * than where the call started; null when it is the same: the call's own destination (a registry
+ * tool's name, say) or that of the host it called (`/v1/x` → `/v1/x/`, http → https).
+ */
+export function redirectedInto(
+  table: DestinationTable,
+  from: CallTarget | null,
+  url: string,
+): Destination | null {
+  const to = table.resolve({ tool: from?.tool ?? "", registry: false, url });
+  if (to === null || from === null) return to;
+  if (table.resolve(from)?.key === to.key) return null;
+  const fromHost = from.url === null ? null : table.resolve({ ...from, registry: false });
+  return fromHost?.key === to.key ? null : to;
+}
+
+/**
  * Whether a call may follow a redirect into `to`, another destination than the one it was
  * admitted to (null: the same one). SPEC 10: limits and pauses hold for every call to a
  * destination, a redirected one too. Its slot was taken where it started: a redirect into
