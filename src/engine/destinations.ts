@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { hostOf, hostPattern } from "./host-pattern.ts";
 import { jsonVariable } from "./json-variable.ts";
+import type { AttemptResult } from "./verdict.ts";
 
 export const limitsSchema = z.strictObject({
   concurrency: z.int().min(1).max(100_000).optional().describe("calls in flight at once"),
@@ -144,12 +145,7 @@ export function redirectRefusal(
   to: Destination | null,
   pausedUntil: number | null,
   now: number,
-): {
-  ok: false;
-  category: "egress_denied" | "rate_limited";
-  message: string;
-  retryAfterMs?: number;
-} | null {
+): AttemptResult | null {
   if (to === null) return null;
   if (limited(to.limits))
     return {

@@ -98,8 +98,7 @@ export function repairPlan(
   const known = new Set(plan.steps.map((s) => s.id));
   const issues: Issue[] = [];
   let redefinition: number | undefined;
-  const added: number[] = [];
-  /** A new step's id → where in the repair it is first defined. */
+  /** A new step's id → where in the repair it is defined. */
   const addedAt = new Map<string, number>();
   steps.forEach((step, k) => {
     const id = (step as { id?: unknown } | null)?.id;
@@ -118,10 +117,7 @@ export function repairPlan(
         path: `steps.${k}.id`,
         message: `"${id}" is defined twice in the repair (also steps.${addedAt.get(id)})`,
       });
-    else {
-      addedAt.set(id, k);
-      added.push(k);
-    }
+    else addedAt.set(id, k);
   });
   if (redefinition === undefined)
     issues.push({
@@ -129,6 +125,7 @@ export function repairPlan(
       message: `the repair has no step "${failedId}" (the failed step's new definition)`,
     });
   if (issues.length > 0) return { ok: false, code: "invalid_plan", issues };
+  const added = [...addedAt.values()]; // the new steps, in the repair's order
 
   const document = planDocument(plan, { redact: false });
   const merged = { ...document, steps: [...document.steps] as unknown[] };
