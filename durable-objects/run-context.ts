@@ -10,6 +10,7 @@ import type { ValidationContext } from "../src/engine/validate";
 import type { ToolSet } from "../src/tools";
 import type { Fetcher } from "../src/tools/http-client";
 import type { AlarmPointer } from "./alarm";
+import type { CallWatch } from "./execution/call-watch";
 import type { QuotaGate } from "./execution/quota-gate";
 import type { Checkpoint } from "./storage/checkpoint";
 
@@ -23,6 +24,8 @@ export interface RunContext {
   readonly alarm: AlarmPointer;
   /** Admits each call by its destination's limits and pauses (SPEC 10). */
   readonly gate: QuotaGate;
+  /** The calls in flight in this instance, for the watchdog (see DueWork). */
+  readonly calls: CallWatch;
   /** The run's clock (tests substitute one they can move). */
   now(): number;
   rand(): number;

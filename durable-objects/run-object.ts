@@ -88,6 +88,11 @@ export class RunObject extends DurableObject<Env> {
       webhookSecret: env.WEBHOOK_SECRET,
       beside,
       rearm,
+      restart: (reason) => {
+        console.error(reason);
+        this.ctx.abort(reason);
+        throw new Error(reason); // (abort throws already: for the type checker)
+      },
     });
     const owned = (owner: string) => this.reads.owned(owner);
     const wake = () => this.wake();

@@ -6,6 +6,7 @@ import type { AlarmPort } from "./alarm-port";
 import { validationContext, type Env, type Settings } from "../src/env";
 import { checkUrl } from "../src/engine/egress";
 import { AlarmPointer } from "./alarm";
+import { CallWatch } from "./execution/call-watch";
 import { recordStatusChange } from "./controls/status-change";
 import { runGate, type RunSide } from "./destinations/run-gate";
 import type { ReplanEnv, RunContext } from "./run-context";
@@ -36,6 +37,7 @@ export function wireRun(
     output: config,
     results: new Map(),
     alarm: new AlarmPointer(seams.alarms, checkpoint, now, config.retentionDays, storage.kv),
+    calls: new CallWatch(),
     gate: runGate(env, config, { ...seams, runId: () => checkpoint.run.read()!.id }),
     now,
     rand: Math.random,

@@ -5,6 +5,7 @@
  * it. Calls take turns, and while an iteration is live a call only renews its lease: two never
  * interleave, and running one twice is safe.
  */
+import { lostCallMessage, watchCalls } from "../../src/engine/call-watch";
 import type { RunRecord } from "../../src/engine/records";
 import { iterates } from "../alarm";
 import {
@@ -30,6 +31,8 @@ export interface DueWorkDeps {
   beside(work: Promise<void>): void;
   /** The object's commit point (see RunObject.rearm). */
   rearm(wake?: number | null): Promise<void>;
+  /** Ends this instance as a crash would (its memory lost, its storage and alarm kept). */
+  restart(reason: string): never;
 }
 
 export class DueWork {
@@ -46,8 +49,17 @@ export class DueWork {
     return this.live;
   }
 
-  /** Runs what is due, after the calls before it; only renews the lease while an iteration is live. */
+  /**
+   * Runs what is due, after the calls before it; only renews the lease while an iteration is
+   * live. A call in flight long past its timeout was lost, and what waits on it (the live
+   * iteration, or a rollback holding the turn) would wait for good: the instance restarts.
+   */
   async run(): Promise<void> {
+    const watch = watchCalls(this.d.work.calls.inFlight(), this.d.work.now());
+    if (watch.type === "lost") {
+      const runId = this.d.work.checkpoint.runRecord()?.id ?? "(none)";
+      this.d.restart(lostCallMessage(runId, watch));
+    }
     if (this.live) {
       await this.d.work.alarm.renewLease({ force: true });
       return;

@@ -13,6 +13,7 @@ import type { Tool, ToolCall, ToolResult } from "../../src/tools/tool";
 import { newCallbackToken } from "../../src/ids";
 import type { RunContext } from "../run-context";
 import type { CallbackTable } from "../storage/callback-table";
+import type { CallWatch } from "./call-watch";
 
 export interface Invoker {
   tools: ToolSet;
@@ -20,6 +21,8 @@ export interface Invoker {
   runId: string;
   baseUrl: string | null;
   output: OutputLimits;
+  /** Every call is watched until it settles: the alarm restarts the object should one be lost. */
+  calls: CallWatch;
   /** Whether a call may follow a redirect to `url` (the quota gate's redirectRefusal). */
   redirects(tool: string, params: Record<string, unknown>, url: string): ToolResult | null;
 }
@@ -32,6 +35,7 @@ export function invokerOf(ctx: RunContext, runId: string, baseUrl: string | null
     runId,
     baseUrl,
     output: ctx.output,
+    calls: ctx.calls,
     redirects: (tool, params, url) => ctx.gate.redirectRefusal(tool, params, url, ctx.now()),
   };
 }
@@ -114,5 +118,7 @@ export function callTool(
       category: "network",
       message: String(err),
     }));
+  const watched = { stepId: step.id, attempt, startedAt: now, timeoutMs: step.timeoutMs };
+  deps.calls.track(itemIndex === undefined ? watched : { ...watched, itemIndex }, result);
   return { controller, result };
 }

@@ -1,0 +1,109 @@
+/**
+ * A call the runtime lost (workerd drops what an object started under a request that was
+ * cancelled, the call's timeout included) must not hold its run for good: the alarm, which
+ * keeps firing at the lease while work is in flight, restarts the object once a call is
+ * still in flight CALL_GRACE_MS after its timeout, and the run goes on as after a crash.
+ * `lost-*` hosts lose their first call to each URL (test/support/loopback-hosts.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { CALL_GRACE_MS } from "../src/engine/call-watch";
+import {
+  advanceClock,
+  advanceToAlarm,
+  alarmInBackground,
+  byId,
+  drive,
+  fireAlarm,
+  hostUrl,
+} from "./helpers";
+import { script, started, status, stepDetail, unique, until, upstreamCalls } from "./helpers";
+
+const TIMEOUT_MS = 1_000;
+
+/** A step whose first call is lost: it never settles, though its timeout aborts it. */
+function lostStep(id: string, key: string) {
+  return {
+    id,
+    tool: "http",
+    params: { url: hostUrl(`lost-${key}`, `/script/${key}`) },
+    timeoutMs: TIMEOUT_MS,
+    retry: { baseDelayMs: 0, jitter: "none" },
+  };
+}
+
+async function untilStatus(runId: string, stepId: string, want: string): Promise<void> {
+  const check = async () => byId(await status(runId))[stepId]?.status === want;
+  await until(check, `${stepId} ${want}`);
+}
+
+describe("a call the runtime lost (the watchdog)", () => {
+  it("restarts the run's object once the call outlived its timeout by the grace; the step is retried", async () => {
+    const key = unique("lost");
+    const runId = await started({ steps: [lostStep("a", key)] });
+    const iteration = alarmInBackground(runId);
+    await untilStatus(runId, "a", "running");
+
+    // Within its timeout and the grace, the alarm only renews the lease: nothing restarts.
+    await advanceClock(runId, TIMEOUT_MS + CALL_GRACE_MS - 1_000);
+    expect(await fireAlarm(runId)).toBe(true);
+    expect(byId(await status(runId)).a.status).toBe("running");
+
+    // Past it, the alarm restarts the object: the iteration waiting on the call ends with it.
+    await advanceClock(runId, 1_001);
+    await expect(fireAlarm(runId)).rejects.toThrow(/the call was lost/);
+    expect(await iteration).toBe("rejected");
+
+    const final = await drive(runId);
+    expect(final.status).toBe("completed");
+    const a = await stepDetail(runId, "a");
+    expect(a.attemptLog).toHaveLength(2);
+    expect(a.attemptLog[0]).toMatchObject({ attempt: 1, category: "interrupted" });
+    expect(a.attemptLog[1].attempt).toBe(2);
+    expect(a.attemptLog[1].category).toBeUndefined();
+    expect(await upstreamCalls(`/script/${key}`)).toHaveLength(1);
+  });
+
+  it("a lost compensation does not hold the rollback (nor every alarm after it) for good", async () => {
+    const key = unique("undo-lost");
+    const runId = await started({
+      config: { rollback: true },
+      steps: [
+        {
+          id: "a",
+          tool: "http",
+          params: { url: script(`${key}-a`) },
+          timeoutMs: TIMEOUT_MS,
+          compensate: { tool: "http", params: lostStep("", key).params },
+        },
+        {
+          id: "b",
+          tool: "http",
+          params: { url: script(`${key}-b`, "?plan=404") },
+          dependsOn: ["a"],
+          onFailure: "fail_run",
+        },
+      ],
+    });
+    const rollback = alarmInBackground(runId);
+    await until(async () => (await status(runId)).rollback?.state === "running", "rollback runs");
+
+    await advanceClock(runId, TIMEOUT_MS + CALL_GRACE_MS + 1);
+    await expect(fireAlarm(runId)).rejects.toThrow(/the call was lost/);
+    expect(await rollback).toBe("rejected");
+
+    // The next instance finds the compensation interrupted and retries it after its backoff.
+    expect(await fireAlarm(runId)).toBe(true);
+    expect((await status(runId)).rollback.steps[0]).toMatchObject({ status: "retrying" });
+    await advanceToAlarm(runId);
+    const final = await drive(runId);
+    expect(final.status).toBe("failed");
+    expect(final.rollback).toMatchObject({
+      state: "completed",
+      steps: [{ stepId: "a", status: "succeeded", attempts: 2 }],
+    });
+    const undoCalls = (await upstreamCalls(`/script/${key}`)).filter(
+      (c) => c.path === `/script/${key}`,
+    );
+    expect(undoCalls).toHaveLength(1);
+  });
+});
