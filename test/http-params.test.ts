@@ -3,7 +3,7 @@
  * whole-value template takes the value's type, and is sent as text as a query value is.
  */
 import { describe, expect, it } from "vitest";
-import { execute, stepDetail, upstreamUrl } from "./helpers";
+import { callsWithRun, drive, execute, started, stepDetail, upstreamUrl } from "./helpers";
 
 describe("http params resolved from templates", () => {
   it("sends a header whose template resolves to a number, an array or an object as text; null leaves it out", async () => {
@@ -36,5 +36,42 @@ describe("http params resolved from templates", () => {
       "x-first": '{"id":"S1"}',
     });
     expect(headers).not.toHaveProperty("x-nothing");
+  });
+
+  it("does the same for the callback tool's outbound POST", async () => {
+    const runId = await started({
+      input: { n: 5, ids: ["S1", "S2"], nothing: null },
+      steps: [
+        {
+          id: "cb",
+          tool: "callback",
+          params: {
+            url: `${upstreamUrl}/echo`,
+            headers: {
+              "x-n": "${input.n}",
+              "x-ids": "${input.ids}",
+              "x-nothing": "${input.nothing}",
+            },
+          },
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("waiting");
+    const [call] = await callsWithRun("/echo", runId);
+    expect(call.headers).toMatchObject({ "x-n": "5", "x-ids": "S1,S2" });
+    expect(call.headers).not.toHaveProperty("x-nothing");
+  });
+
+  it("names the path of a callback param that does not fit once resolved", async () => {
+    const s = await execute({
+      input: { url: 42 },
+      steps: [
+        { id: "cb", tool: "callback", params: { url: "${input.url}" }, retry: { maxRetries: 0 } },
+      ],
+    });
+    expect(s.status).toBe("failed");
+    const cb = await stepDetail(s.runId, "cb");
+    expect(cb.error).toMatchObject({ category: "invalid_data" });
+    expect(cb.error.message).toMatch(/^invalid callback params: url: /);
   });
 });

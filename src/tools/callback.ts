@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
-import { headersSchema } from "./http";
+import { headersSchema, invalidParams, withTextHeaders } from "./http";
 import type { Tool } from "./tool";
 
 const paramsSchema = z.strictObject({
@@ -21,9 +21,8 @@ export function callbackTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
     params: paramsSchema,
     urlParams: ["url"],
     async invoke(params, call) {
-      const parsed = paramsSchema.safeParse(params);
-      if (!parsed.success)
-        return { ok: false, category: "invalid_data", message: z.prettifyError(parsed.error) };
+      const parsed = paramsSchema.safeParse(withTextHeaders(params));
+      if (!parsed.success) return invalidParams("callback", parsed.error);
       if (!call.callback)
         return { ok: false, category: "invalid_data", message: "callback: no token was issued" };
       const body = {

@@ -12,7 +12,7 @@ import {
   type Fetcher,
   type UrlCheck,
 } from "./http-client";
-import type { Tool } from "./tool";
+import type { Tool, ToolResult } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
@@ -59,16 +59,19 @@ export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
     urlParams: ["url"],
     async invoke(params, call) {
       const parsed = httpParamsSchema.safeParse(withTextHeaders(params));
-      if (!parsed.success) {
-        const issues = zodIssues(parsed.error).map((i) => `${i.path}: ${i.message}`);
-        return {
-          ok: false,
-          category: "invalid_data",
-          message: `invalid http params: ${issues.join("; ")}`,
-        };
-      }
+      if (!parsed.success) return invalidParams("http", parsed.error);
       return sendHttp(parsed.data, call, fetcher, checkUrl);
     },
+  };
+}
+
+/** An attempt's params that do not fit its tool once templates are resolved: each issue at its path. */
+export function invalidParams(tool: string, error: z.ZodError): ToolResult {
+  const issues = zodIssues(error).map((i) => `${i.path}: ${i.message}`);
+  return {
+    ok: false,
+    category: "invalid_data",
+    message: `invalid ${tool} params: ${issues.join("; ")}`,
   };
 }
 
@@ -77,7 +80,7 @@ export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
  * an array, an object. It is sent as text, as a query value is (arrays joined with ",",
  * objects as JSON); null leaves the header out.
  */
-function withTextHeaders(params: unknown): unknown {
+export function withTextHeaders(params: unknown): unknown {
   if (!isObject(params) || !isObject(params.headers)) return params;
   const headers = Object.entries(params.headers)
     .filter(([, value]) => value !== null && value !== undefined)
