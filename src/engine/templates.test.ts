@@ -262,6 +262,13 @@ describe("parseTemplate", () => {
     expect(() => parseTemplate(template)).toThrow(TemplateSyntaxError);
   });
 
+  it("says why a ${ whose } is there does not end", () => {
+    expect(() => parseTemplate("id=${input.x")).toThrow(/^unclosed "\$\{" at offset 3$/);
+    expect(() => parseTemplate("${input[[}")).toThrow(
+      /^unclosed "\$\{" at offset 0: a "\[", "\(" or quote inside it is never closed/,
+    );
+  });
+
   it("reports an invalid JSONPath as such", () => {
     expect(() => parseTemplate("${input.a[]}")).toThrow(/invalid JSONPath/);
     expect(() => parseTemplate("${input.a]}")).toThrow(/unbalanced "\]"/);

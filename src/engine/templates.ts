@@ -62,7 +62,7 @@ function splitTemplate(value: string, check: ((expr: string) => void) | null): T
     }
     text += value.slice(i, start);
     const end = findClosingBrace(value, start + 2);
-    if (end < 0) throw new TemplateSyntaxError(`unclosed "\${" at offset ${start}`);
+    if (end < 0) throw new TemplateSyntaxError(unclosedMessage(value, start));
     const expr = value.slice(start + 2, end).trim();
     check?.(expr);
     if (text) parts.push({ kind: "text", text });
@@ -72,6 +72,13 @@ function splitTemplate(value: string, check: ((expr: string) => void) | null): T
   }
   if (text || parts.length === 0) parts.push({ kind: "text", text });
   return parts;
+}
+
+/** Why the `${` at `start` has no end: none at all, or a bracket or quote inside it that is never closed. */
+function unclosedMessage(value: string, start: number): string {
+  const unclosed = `unclosed "\${" at offset ${start}`;
+  if (!value.includes("}", start)) return unclosed;
+  return `${unclosed}: a "[", "(" or quote inside it is never closed, so its "}" does not end it`;
 }
 
 /** The step an expression reads from, if it starts with `step[N]` or `steps.<id>`. */
