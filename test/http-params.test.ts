@@ -38,6 +38,30 @@ describe("http params resolved from templates", () => {
     expect(headers).not.toHaveProperty("x-nothing");
   });
 
+  it("takes its method from a template, checked when the step runs", async () => {
+    const s = await execute({
+      input: { m: "put", bad: "FETCH" },
+      steps: [
+        {
+          id: "put",
+          tool: "http",
+          params: { url: `${upstreamUrl}/echo`, method: "${input.m}", body: { a: 1 } },
+        },
+        {
+          id: "bad",
+          tool: "http",
+          params: { url: `${upstreamUrl}/echo`, method: "${input.bad}" },
+          retry: { maxRetries: 0 },
+        },
+      ],
+      config: { failFast: false },
+    });
+    expect((await stepDetail(s.runId, "put")).data).toMatchObject({ method: "PUT" });
+    const bad = await stepDetail(s.runId, "bad");
+    expect(bad.error).toMatchObject({ category: "invalid_data" });
+    expect(bad.error.message).toMatch(/^invalid http params: method: /);
+  });
+
   it("does the same for the callback tool's outbound POST", async () => {
     const runId = await started({
       input: { n: 5, ids: ["S1", "S2"], nothing: null },

@@ -173,7 +173,10 @@ export class PlanCompiler {
     }
     const result = spec.params?.safeParse(params);
     if (result && !result.success) {
-      for (const issue of zodIssues(result.error)) {
+      // A value a template fills in is checked when the attempt resolves it (the tool's own
+      // parse then fails the step, naming the param): `"method": "${input.m}"` is fine here.
+      const issues = result.error.issues.filter((i) => !templatedAlong(params, i.path));
+      for (const issue of zodIssues({ issues })) {
         this.issue(joinPath(`${at}.params`, issue.path), issue.message);
       }
     }
@@ -242,8 +245,14 @@ export class PlanCompiler {
   }
 
   private checkUrl(url: string, path: string): void {
-    // A URL built by a template is checked again when the step runs.
-    if (containsTemplate(url)) return;
+    // A URL built by a template is checked when the step runs; a scheme written before the
+    // template (`ftp://${input.host}`) can only be wrong, so it is checked now.
+    if (containsTemplate(url)) {
+      const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(url.slice(0, url.indexOf("${")))?.[1];
+      if (scheme !== undefined && !/^https?:$/i.test(scheme))
+        this.issue(path, `URL scheme "${scheme.toLowerCase()}" is not allowed: use http or https`);
+      return;
+    }
     const problem = this.ctx.checkUrl(url);
     if (problem) this.urlIssue(problem, path);
   }
@@ -272,4 +281,17 @@ export class PlanCompiler {
       issues: this.issues,
     };
   }
+}
+
+/** Whether a string on `path` into `value` (the value there, or one holding it) contains a template. */
+function templatedAlong(value: unknown, path: readonly PropertyKey[]): boolean {
+  let at = value;
+  for (const key of [undefined, ...path]) {
+    if (key !== undefined) {
+      if (typeof at !== "object" || at === null) return false;
+      at = (at as Record<PropertyKey, unknown>)[key];
+    }
+    if (typeof at === "string") return containsTemplate(at);
+  }
+  return false;
 }

@@ -512,6 +512,39 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     },
   );
 
+  it("a URL whose scheme, written before a template, is not http(s)", () => {
+    const r = issues({ steps: [{ tool: "http", params: { url: "ftp://${input.host}/file" } }] });
+    expect(r.issues).toEqual([
+      {
+        path: "steps.0.params.url",
+        message: 'URL scheme "ftp:" is not allowed: use http or https',
+      },
+    ]);
+    // The scheme itself from a template, or a path built by one, is checked when the step runs.
+    ok({ steps: [{ tool: "http", params: { url: "${input.url}" } }] });
+    ok({ steps: [{ tool: "http", params: { url: "HTTPS://api.example.com/${input.path}" } }] });
+  });
+
+  it("a param a template fills in is not held to its type until the step runs; a literal one is", () => {
+    ok({
+      steps: [{ tool: "http", params: { url: "https://a.example.com/", method: "${input.m}" } }],
+    });
+    ok({
+      steps: [{ tool: "http", params: { url: "https://a.example.com/", query: "${input.q}" } }],
+    });
+    const r = issues({
+      steps: [{ tool: "http", params: { url: "https://a.example.com/", method: "FETCH" } }],
+    });
+    expect(r.issues.map((i) => i.path)).toEqual(["steps.0.params.method"]);
+    // A field the tool does not take is refused whatever it holds.
+    const extra = issues({
+      steps: [{ tool: "http", params: { url: "https://a.example.com/", verb: "${input.m}" } }],
+    });
+    expect(extra.issues).toEqual([
+      { path: "steps.0.params.verb", message: 'unknown field "verb"' },
+    ]);
+  });
+
   it("a URL that does not parse", () => {
     const r = issues({ steps: [{ tool: "http", params: { url: "not a url" } }] });
     expect(r.code).toBe("invalid_plan");

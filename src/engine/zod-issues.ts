@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import type { Issue } from "../errors";
 
-export function zodIssues(error: z.ZodError): Issue[] {
+export function zodIssues(error: Pick<z.ZodError, "issues">): Issue[] {
   const issues: Issue[] = [];
   for (const issue of error.issues) {
     const path = issue.path.map(String);
