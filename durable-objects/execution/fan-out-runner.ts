@@ -47,7 +47,10 @@ export class FanOutRunner {
   private readonly controllers = new Map<number, AbortController>();
   /** Items waiting in memory for their destination to admit them. */
   private readonly waiting = new Set<Ticket>();
-  /** config.failFast: the first item that fails for good stops new items. */
+  /**
+   * The step fails its run when it fails (`onFailure: "fail_run"`, the default with
+   * `failFast`): the first item that fails for good stops new items.
+   */
   private readonly failsFast: boolean;
 
   constructor(
@@ -55,7 +58,7 @@ export class FanOutRunner {
     private readonly step: CompiledStep,
     private readonly context: TemplateContext,
   ) {
-    this.failsFast = env.ctx.checkpoint.plan.read().config.failFast;
+    this.failsFast = step.onFailure === "fail_run";
   }
 
   /** Loads (or, the first time, resolves and stores) the items. Returns an error when `forEach` is not an array. */
