@@ -107,6 +107,35 @@ describe("rollback on failure", () => {
     expect(s.rollback.steps.map((r: any) => r.stepId)).toEqual(["some"]);
   });
 
+  it("steps that complete within one millisecond are undone dependents first, whatever their plan order", async () => {
+    const key = unique("rb-tie");
+    const undo = (id: string) => ({ tool: "http", params: { url: script(`${key}-undo-${id}`) } });
+    const step = (id: string, dependsOn: string[]) => ({
+      id,
+      tool: "pass",
+      params: { value: id },
+      dependsOn,
+      compensate: undo(id),
+    });
+    const runId = await started({
+      config: { rollback: true, failFast: true },
+      // c depends on b, b on a: declared the other way round, so plan order is c, b, a.
+      steps: [
+        step("c", ["b"]),
+        step("b", ["a"]),
+        step("a", []),
+        {
+          id: "d",
+          tool: "http",
+          params: { url: script(`${key}-d`, "?plan=404") },
+          dependsOn: ["c"],
+        },
+      ],
+    });
+    expect((await drive(runId)).status).toBe("failed");
+    expect(await undoCalls(key)).toEqual(["c", "b", "a"]);
+  });
+
   it("compensations carry their own Idempotency-Key", async () => {
     const key = unique("rb-key");
     const runId = await started(plan(key));

@@ -8,6 +8,7 @@
  */
 import { planFeatures, type CompiledStep } from "../../src/engine/plan";
 import type { StepError } from "../../src/engine/records";
+import { rollbackOrder } from "../../src/engine/rollback-order";
 import { attemptVerdict, type FinalVerdict, type QuotaWait } from "../../src/engine/verdict";
 import { callTool, invokerOf, prepare, type Prepared } from "../execution/invoke";
 import { compensationTicket, type Ticket } from "../execution/tickets";
@@ -23,7 +24,8 @@ const NOT_STORED = {
 };
 
 /**
- * Queues the compensations of the succeeded steps, latest completion first. A `forEach`
+ * Queues the compensations of the succeeded steps, latest completion first (rollbackOrder:
+ * dependents first among steps that ended in the same millisecond). A `forEach`
  * step that failed (or was cancelled) after some of its items succeeded has done part of
  * its work, so it is compensated too: a deployment that reached two of three targets
  * must be undone.
@@ -39,8 +41,8 @@ export function enqueueRollback(c: Checkpoint): void {
         (s.status === "succeeded" ||
           ((s.status === "failed" || s.status === "cancelled") && partial.has(s.index))),
     );
-  done.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || b.index - a.index);
-  c.compensations.enqueue(done.map((s) => s.index));
+  const deps = steps.map((s) => s.deps);
+  c.compensations.enqueue(rollbackOrder(done, deps));
 }
 
 /** Runs every compensation that is due, in order; stops at one that must wait for a retry. */
