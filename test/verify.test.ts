@@ -43,9 +43,11 @@ describe("verify (SPEC 9.1)", () => {
     expect(find.error.message).toContain("resolved to 0");
     expect(find.data).toEqual([]);
     expect(find.attempts).toBe(1); // fatal: not retried
+    // The call answered 200: its status stays on the attempt and the step (SPEC 5.2, 4).
     expect(find.attemptLog).toEqual([
-      expect.objectContaining({ attempt: 1, category: "verification_failed" }),
+      expect.objectContaining({ attempt: 1, category: "verification_failed", status: 200 }),
     ]);
+    expect(find.metadata).toMatchObject({ status: 200 });
     expect(byId(run).after).toMatchObject({ status: "skipped", reason: "dependency_failed" });
     const [result] = await results(run.runId);
     expect(result).toMatchObject({

@@ -41,6 +41,14 @@ describe("attemptVerdict", () => {
     );
   });
 
+  it("an answer that fails its checks keeps the HTTP status of the call on the error", () => {
+    const v = attemptVerdict({ ok: true, data: "x".repeat(200), status: 200 }, rules());
+    expect(v).toMatchObject({
+      type: "failed",
+      error: { category: "output_too_large", status: 200 },
+    });
+  });
+
   it("a retryable failure is retried after the policy's delay, never before Retry-After", () => {
     const failure = { ok: false as const, category: "rate_limited" as const, message: "429" };
     expect(attemptVerdict(failure, rules())).toMatchObject({ type: "retry", at: 2_000 });

@@ -131,10 +131,16 @@ export function successVerdict(
   rules: Pick<VerdictRules, "output" | "item" | "halted" | "cancelled"> & StepChecks,
 ): Verdict {
   const stored = storedOutput(output, rules.output, rules.item);
+  // The call itself answered: its HTTP status stays on the attempt and the step (SPEC 5.2).
+  const answered = (error: StepError): StepError =>
+    status === null ? error : { ...error, status };
   const fail = (error: StepError, data?: string): Verdict =>
     rules.cancelled
-      ? { type: "cancelled", error }
-      : stepFailure({ type: "failed", error, ...(data !== undefined && { data }) }, rules);
+      ? { type: "cancelled", error: answered(error) }
+      : stepFailure(
+          { type: "failed", error: answered(error), ...(data !== undefined && { data }) },
+          rules,
+        );
   if (!stored.ok) return fail(stored.error);
   const unverified = rules.verify ? verificationFailure(rules.verify, output ?? null) : null;
   if (unverified) return fail(unverified, stored.json);
