@@ -99,12 +99,7 @@ export class PlanCompiler {
     if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
       this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
     }
-    if (typeof step.forEach === "string" && resolvesToText(step.forEach)) {
-      this.issue(
-        `${at}.forEach`,
-        `forEach is a list, or one template for a list with nothing around it (such as "\${steps.a.data.items}"): ${JSON.stringify(step.forEach)} is always text`,
-      );
-    }
+    this.checkWholeTemplates(step, at);
     for (const key of ["dependsOn", "depends_on"] as const) {
       step[key]?.forEach((dep, k) => {
         const path = `${at}.${key}.${k}`;
@@ -154,6 +149,28 @@ export class PlanCompiler {
         if (target !== undefined && !refs.includes(target)) refs.push(target);
       }
     });
+  }
+
+  /**
+   * Fields whose value must keep its type: text around a template (`"n=${output.n}"`,
+   * `"${input.env} == 'prod'"`, spaces too) makes a string, always truthy and never a list.
+   */
+  private checkWholeTemplates(step: ParsedStep, at: string): void {
+    const always = { verify: "it always passes", when: "the step always runs" } as const;
+    for (const field of ["verify", "when"] as const) {
+      const value = step[field];
+      if (typeof value === "string" && value.includes("${") && resolvesToText(value))
+        this.issue(
+          `${at}.${field}`,
+          `${field} is one template with nothing around it (such as "\${steps.check.data.ok}"): ${JSON.stringify(value)} is always text, so ${always[field]}`,
+        );
+    }
+    if (typeof step.forEach === "string" && resolvesToText(step.forEach)) {
+      this.issue(
+        `${at}.forEach`,
+        `forEach is a list, or one template for a list with nothing around it (such as "\${steps.a.data.items}"): ${JSON.stringify(step.forEach)} is always text`,
+      );
+    }
   }
 
   /**

@@ -461,6 +461,31 @@ describe("rejections (SPEC 2.2) with their paths", () => {
     expect(compile({ steps: [reg(params, { forEach: "${input.list}" })] }).ok).toBe(true);
   });
 
+  it("a when or verify with text around its template, which is always text and so always truthy", () => {
+    for (const value of [
+      "n=${output.n}",
+      "${output.env} == 'prod'",
+      " ${output.ok}",
+      "${output.a}${output.b}",
+    ]) {
+      expect(issues({ steps: [pass({ verify: value })] }).issues).toEqual([
+        {
+          path: "steps.0.verify",
+          message: expect.stringMatching(/is always text, so it always passes$/),
+        },
+      ]);
+      const when = value.replaceAll("output", "input");
+      expect(issues({ steps: [pass({ when })] }).issues).toEqual([
+        {
+          path: "steps.0.when",
+          message: expect.stringMatching(/is always text, so the step always runs$/),
+        },
+      ]);
+    }
+    ok({ steps: [pass({ verify: "${output.items.length}", when: "${input.go}" })] });
+    ok({ steps: [pass({ when: "true" }), pass({ when: false })] });
+  });
+
   it('a step id "." or "..", which a URL cannot name', () => {
     for (const id of [".", ".."])
       expect(issues({ steps: [pass({ id })] }).issues).toEqual([
