@@ -180,6 +180,16 @@ describe("risk gate", () => {
     expect(s.pendingApproval).toEqual([{ gate: "risk", stepIds: ["x"] }]);
   });
 
+  it("skipSteps with approved: false is a 400 (a rejection skips nothing) and the gate stays closed", async () => {
+    const { runId } = await start(gated(unique("gate-deny-skip")));
+    const answer = await approve(runId, { approved: false, skipSteps: ["x"] });
+    expect(answer.res.status).toBe(400);
+    expect(answer.body.error.message).toContain("a rejected run skips nothing");
+    expect((await status(runId)).status).toBe("waiting");
+    expect((await approve(runId, { approved: false, skipSteps: [] })).res.status).toBe(200);
+    expect((await status(runId)).status).toBe("cancelled");
+  });
+
   it("a malformed body is a 400", async () => {
     const { runId } = await start(gated(unique("gate-bad")));
     expect((await approve(runId, { approved: "yes" })).res.status).toBe(400);

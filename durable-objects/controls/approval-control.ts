@@ -48,8 +48,17 @@ function decideRiskGate(steps: StepTable, request: ApproveRequest): ApprovalDeci
       field: "skipSteps",
       message: `skipSteps: unknown step(s) ${unknown.join(", ")}`,
     });
-  if (!request.approved)
+  if (!request.approved) {
+    // A "no" cancels the run: steps named to skip would be ignored, which the caller should know.
+    if (skipSteps.length > 0)
+      return refuse({
+        ok: false,
+        invalid: true,
+        field: "skipSteps",
+        message: `skipSteps: a rejected run skips nothing (it is cancelled); send approved: true to run it without these steps`,
+      });
     return { type: "deny_risk_gate", ...(request.comment && { comment: request.comment }) };
+  }
   return { type: "open_risk_gate", skipSteps };
 }
 
