@@ -4,7 +4,7 @@
  * (own Idempotency-Key, own retries); `data` is the item data in item order.
  */
 import { describe, expect, it } from "vitest";
-import { byId, events, post, started, status, stepDetail } from "./helpers";
+import { byId, events, execute, post, started, status, stepDetail } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, runStub, until } from "./helpers";
 import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
@@ -516,6 +516,18 @@ describe("forEach: failures", () => {
       cancelled: 2,
       running: 0,
     });
+  });
+
+  it("a step whose items failed counts its execution time from its start, as one that succeeded", async () => {
+    const key = unique("fe-exec");
+    const urls = [script(`${key}-slow`, "?delay=60"), script(`${key}-bad`, "?plan=404")];
+    const s = await execute({
+      steps: [httpEach(urls, { url: "${item}" }, { maxConcurrency: 1, retry: { maxRetries: 0 } })],
+    });
+    expect(s.status).toBe("failed");
+    const each = await stepDetail(s.runId, "each");
+    expect(each.status).toBe("failed");
+    expect(each.metadata.executionTime).toBeGreaterThanOrEqual(60);
   });
 
   it("cancelling the run aborts the items in flight; the step is cancelled", async () => {

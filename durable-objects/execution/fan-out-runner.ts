@@ -37,7 +37,8 @@ export interface FanOutEnv {
   /** The run was cancelled. */
   cancelled(): boolean;
   /** The step fails as a whole (its items did, or its `forEach` is not a list): committed; its outcome. */
-  failStep(step: CompiledStep, error: StepError, now: number): Outcome;
+  /** `startedAt`: when the step started, for its execution time (default `now`: it never ran). */
+  failStep(step: CompiledStep, error: StepError, now: number, startedAt?: number): Outcome;
 }
 
 export class FanOutRunner {

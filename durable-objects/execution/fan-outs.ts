@@ -78,18 +78,18 @@ export class FanOuts {
       retryScheduled(c, step, runner.totalAttempts(), error, next.at, now);
       return settled({ type: "retry", at: next.at });
     }
+    const startedAt = c.steps.get(i)!.startedAt ?? now;
     if (next.failed > 0) {
       const first = runner.firstError();
       const error: StepError = {
         category: first?.category ?? "invalid_data",
         message: `${next.failed} item(s) failed; first: ${first?.message ?? "unknown"}`,
       };
-      return settled(this.env.failStep(step, error, now));
+      return settled(this.env.failStep(step, error, now, startedAt));
     }
     // Checked before the rows are loaded: 1,000 items under the limit each can still total far more.
     const tooLarge = runner.outputTooLarge(this.env.ctx.output.maxOutputBytes);
-    if (tooLarge) return settled(this.env.failStep(step, tooLarge, now));
-    const startedAt = c.steps.get(i)!.startedAt ?? now;
+    if (tooLarge) return settled(this.env.failStep(step, tooLarge, now, startedAt));
     return { type: "succeeded", step: i, data: runner.data(), startedAt };
   }
 }

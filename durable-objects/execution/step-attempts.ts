@@ -65,7 +65,7 @@ export class StepAttempts {
       notify,
       halted: () => s.halted,
       cancelled: () => s.cancelled,
-      failStep: (step, error, now) => verdicts.failWhole(step, error, now),
+      failStep: (step, error, now, startedAt) => verdicts.failWhole(step, error, now, startedAt),
     });
     this.planner = new PlannerCalls(ctx, plan, s, invoker.runId, notify);
   }

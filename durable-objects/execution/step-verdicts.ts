@@ -131,11 +131,14 @@ export class StepVerdicts {
     this.settleCommitted(i, verdict);
   }
 
-  /** The step fails as a whole, without an attempt of its own (its `when`, its items): committed; its outcome. */
-  failWhole(step: CompiledStep, error: StepError, now: number): Outcome {
+  /**
+   * The step fails as a whole, without an attempt of its own (its `when`, its items): committed;
+   * its outcome. `startedAt`: when its items began (its execution time), else it never ran.
+   */
+  failWhole(step: CompiledStep, error: StepError, now: number, startedAt = now): Outcome {
     const checks = this.checks(step.index, now);
     const verdict = stepFailure({ type: "failed", error }, { halted: this.s.halted, ...checks });
-    commitVerdict(this.ctx.checkpoint, step, null, now, verdict, now);
+    commitVerdict(this.ctx.checkpoint, step, null, startedAt, verdict, now);
     return outcomeOf(verdict);
   }
 
