@@ -17,6 +17,7 @@ import {
   hostUrl,
 } from "./helpers";
 import { script, started, status, stepDetail, unique, until, upstreamCalls } from "./helpers";
+import { findStep, fixedFind, plannerCalls, runToEnd } from "./replan-support";
 
 const TIMEOUT_MS = 1_000;
 
@@ -105,5 +106,28 @@ describe("a call the runtime lost (the watchdog)", () => {
       (c) => c.path === `/script/${key}`,
     );
     expect(undoCalls).toHaveLength(1);
+  });
+
+  it("a lost planner call does not hold the repair (SPEC 9.2) for good", async () => {
+    const key = unique("plan-lost");
+    const body = new URLSearchParams({ body: JSON.stringify({ steps: [fixedFind] }) });
+    const url = hostUrl(`lost-${key}`, `/planner/answer/${key}?${body}`);
+    const runId = await started({
+      replan: { url, cooldownMs: 0, timeoutMs: TIMEOUT_MS },
+      steps: [findStep()],
+    });
+    const iteration = alarmInBackground(runId);
+    await untilStatus(runId, "find", "waiting");
+
+    await advanceClock(runId, TIMEOUT_MS + CALL_GRACE_MS + 1);
+    await expect(fireAlarm(runId)).rejects.toThrow(
+      /step "find:replan:1" attempt 1 .* the call was lost/,
+    );
+    expect(await iteration).toBe("rejected");
+
+    const final = await runToEnd(runId);
+    expect(final.status).toBe("completed");
+    expect(final.replans).toMatchObject([{ n: 1, answer: "repaired", attempts: 2 }]);
+    expect(await plannerCalls(key)).toHaveLength(1);
   });
 });

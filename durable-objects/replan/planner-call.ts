@@ -54,6 +54,11 @@ export function plannerRequest(ctx: RunContext, plan: CompiledPlan, row: RepairR
   };
 }
 
+/** How long a planner call may take: the plan's `replan.timeoutMs`, else its step timeout. */
+export function plannerTimeoutMs(plan: CompiledPlan): number {
+  return plan.replan?.timeoutMs ?? plan.config.stepTimeoutMs;
+}
+
 /** Calls the planner for repair `row` (its call number `attempt`); never rejects. */
 export async function callPlanner(
   ctx: RunContext,
@@ -87,7 +92,7 @@ export async function callPlanner(
         stepId,
         attempt,
         idempotencyKey: `${runId}:${stepId}:replan:${row.n}`,
-        timeoutMs: plan.replan?.timeoutMs ?? plan.config.stepTimeoutMs,
+        timeoutMs: plannerTimeoutMs(plan),
         signal,
         maxOutputBytes: env.maxAnswerBytes,
         maxOutputDepth: env.maxAnswerDepth,

@@ -16,7 +16,7 @@ import type { AttemptResult } from "../../src/engine/verdict";
 import { commitVerdict, repairFailed, repairOpened, repairWaits } from "../execution/step-journal";
 import type { RunContext } from "../run-context";
 import type { RepairRow } from "../storage/replan-table";
-import { callPlanner } from "./planner-call";
+import { callPlanner, plannerTimeoutMs } from "./planner-call";
 import { applyAnswer } from "./repair";
 
 interface Completion {
@@ -84,13 +84,16 @@ export class PlannerCalls {
     const controller = new AbortController();
     this.controllers.set(i, controller);
     const asked = { ...row, attempts: attempt };
-    void callPlanner(this.ctx, this.plan, asked, attempt, this.runId, controller.signal).then(
-      (result) => {
-        this.controllers.delete(i);
-        this.completed.push({ i, n: row.n, attempt, result });
-        this.notify();
-      },
-    );
+    const call = callPlanner(this.ctx, this.plan, asked, attempt, this.runId, controller.signal);
+    // Watched like a tool call: one the runtime lost would hold the repair, and the run, for good.
+    const timeoutMs = plannerTimeoutMs(this.plan);
+    const watched = { stepId: `${row.stepId}:replan:${row.n}`, attempt, startedAt: now, timeoutMs };
+    this.ctx.calls.track(watched, call);
+    void call.then((result) => {
+      this.controllers.delete(i);
+      this.completed.push({ i, n: row.n, attempt, result });
+      this.notify();
+    });
   }
 
   /** Decides what became of call `attempt` of step `i`'s repair `n`, commits it, then settles it. */
