@@ -198,11 +198,12 @@ export class RunObject extends DurableObject<Env> {
 
   /**
    * Runs what is due (execution/due-work.ts): an iteration, compensations, webhook deliveries,
-   * the run's deletion. Safe to run twice: the rows say what is due. Calls (workerd's alarm, a
-   * wake, a test) take turns; while an iteration is live they only renew its lease.
+   * the run's deletion. Safe to run twice: the rows say what is due. While one call (workerd's
+   * alarm, a wake, a test) runs it, another only renews the lease; the alarm also restarts the
+   * object when a call in flight was lost (DueWork.run's watch).
    */
   override async alarm(): Promise<void> {
-    await this.due.run();
+    await this.due.run({ watch: true });
   }
 
   /**
@@ -211,7 +212,9 @@ export class RunObject extends DurableObject<Env> {
    * away. (Tests substitute a no-op: only they move a run.)
    */
   protected wake(): void {
-    const due = this.alarm().catch((err: unknown) => {
+    // Not the alarm: a request's wake never restarts the object (its change is saved, its
+    // caller waits for the answer); the alarm, still set, watches the calls.
+    const due = this.due.run().catch((err: unknown) => {
       console.error("edgestep: an iteration started at once failed; the alarm retries it", err);
     });
     this.beside(due);

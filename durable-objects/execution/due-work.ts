@@ -2,8 +2,8 @@
  * What one `alarm()` call does: runs what the rows say is due (the run's deletion, by DELETE
  * or retention; an iteration; due compensations; webhook deliveries beside the run) and ends
  * by re-arming. Holds the iteration live in this instance, so answers and cancels go through
- * it. Calls take turns, and while an iteration is live a call only renews its lease: two never
- * interleave, and running one twice is safe.
+ * it. While one call runs what is due, another only renews the lease: two never interleave,
+ * and running one twice is safe.
  */
 import { lostCallMessage, watchCalls } from "../../src/engine/call-watch";
 import type { RunRecord } from "../../src/engine/records";
@@ -40,8 +40,8 @@ export class DueWork {
   private live: Iteration | undefined;
   /** Settles when the live iteration ends (a cancel waits for it). */
   private liveDone: Promise<number | null> | undefined;
-  /** The turn of the last call: calls take turns. */
-  private turn: Promise<void> = Promise.resolve();
+  /** True while a call runs what is due (an iteration, a rollback, a deletion). */
+  private busy = false;
 
   constructor(private readonly d: DueWorkDeps) {}
 
@@ -50,23 +50,31 @@ export class DueWork {
   }
 
   /**
-   * Runs what is due, after the calls before it; only renews the lease while an iteration is
-   * live. A call in flight long past its timeout was lost, and what waits on it (the live
-   * iteration, or a rollback holding the turn) would wait for good: the instance restarts.
+   * Runs what is due; while another call does so (an iteration, a rollback), only renews the
+   * lease: two never interleave, the alarm keeps coming back while work is in flight, and what
+   * became ready meanwhile (a stored `wake`) runs when that call ends and re-arms. `watch`
+   * (workerd's alarm only, never a request's wake): a call in flight long past its timeout was
+   * lost, and what waits on it would wait for good, so the instance restarts first.
    */
-  async run(): Promise<void> {
-    const watch = watchCalls(this.d.work.calls.inFlight(), this.d.work.now());
-    if (watch.type === "lost") {
-      const runId = this.d.work.checkpoint.runRecord()?.id ?? "(none)";
-      this.d.restart(lostCallMessage(runId, watch));
-    }
-    if (this.live) {
+  async run({ watch = false }: { watch?: boolean } = {}): Promise<void> {
+    if (watch) this.restartIfLost();
+    if (this.busy) {
       await this.d.work.alarm.renewLease({ force: true });
       return;
     }
-    const turn = this.turn.then(() => this.runDue());
-    this.turn = turn.catch(() => {});
-    await turn;
+    this.busy = true;
+    try {
+      await this.runDue();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private restartIfLost(): void {
+    const verdict = watchCalls(this.d.work.calls.inFlight(), this.d.work.now());
+    if (verdict.type === "healthy") return;
+    const runId = this.d.work.checkpoint.runRecord()?.id ?? "(none)";
+    this.d.restart(lostCallMessage(runId, verdict));
   }
 
   /** Asks the live iteration to cancel its own work and waits for it; false when none is live. */
@@ -81,7 +89,6 @@ export class DueWork {
     const { work, deletion } = this.d;
     const run = work.checkpoint.runRecord();
     if (!run) return;
-    if (this.live) return; // (a turn queued behind the one that started it)
     work.alarm.fired();
     if (run.deleteRequestedAt !== null) {
       await continueDeletion(deletion);
