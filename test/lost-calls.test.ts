@@ -16,6 +16,7 @@ import {
   drive,
   fireAlarm,
   hostUrl,
+  post,
 } from "./helpers";
 import { script, started, status, stepDetail, unique, until, upstreamCalls } from "./helpers";
 import { findStep, fixedFind, plannerCalls, runToEnd } from "./replan-support";
@@ -135,5 +136,23 @@ describe("a call the runtime lost (the watchdog)", () => {
     expect(final.status).toBe("completed");
     expect(final.replans).toMatchObject([{ n: 1, answer: "repaired", attempts: 2 }]);
     expect(await plannerCalls(key)).toHaveLength(1);
+  });
+
+  it("a cancel sent while a lost call holds the run is answered when the object restarts; sent again, it cancels", async () => {
+    const key = unique("lost-cancel");
+    const runId = await started({ steps: [lostStep("a", key)] });
+    const iteration = alarmInBackground(runId);
+    await untilStatus(runId, "a", "running");
+    const first = post(`/v1/runs/${runId}/cancel`);
+
+    await advanceClock(runId, TIMEOUT_MS + CALL_GRACE_MS + 1);
+    await expect(fireAlarm(runId)).rejects.toThrow(/the call was lost/);
+    expect(await iteration).toBe("rejected");
+    expect((await first).res.status).toBeGreaterThanOrEqual(500);
+
+    const again = await post(`/v1/runs/${runId}/cancel`);
+    expect(again.res.status).toBe(200);
+    expect(again.body.status).toBe("cancelled");
+    expect((await status(runId)).status).toBe("cancelled");
   });
 });

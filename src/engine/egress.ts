@@ -29,6 +29,15 @@ export function hostAllowed(host: string, allowed: AllowedHosts): boolean {
   );
 }
 
+/** Why a URL with this scheme (`"ftp:"`, lowercase with its colon) may not be called, or null. */
+export function schemeProblem(protocol: string): UrlProblem | null {
+  if (protocol === "http:" || protocol === "https:") return null;
+  return {
+    code: "invalid_plan",
+    message: `URL scheme "${protocol}" is not allowed: use http or https`,
+  };
+}
+
 export function checkUrl(url: string, allowed: AllowedHosts): UrlProblem | null {
   let parsed: URL;
   try {
@@ -36,12 +45,8 @@ export function checkUrl(url: string, allowed: AllowedHosts): UrlProblem | null 
   } catch {
     return { code: "invalid_plan", message: `"${truncate(url)}" is not a valid URL` };
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    return {
-      code: "invalid_plan",
-      message: `URL scheme "${parsed.protocol}" is not allowed: use http or https`,
-    };
-  }
+  const scheme = schemeProblem(parsed.protocol);
+  if (scheme) return scheme;
   if (!hostAllowed(parsed.hostname, allowed)) {
     return { code: "egress_denied", message: `host "${parsed.hostname}" is not in ALLOWED_HOSTS` };
   }

@@ -7,6 +7,7 @@
  */
 import type { Issue } from "../errors";
 import { buildCompiledPlan } from "./build-plan";
+import { schemeProblem } from "./egress";
 import { findCycles, stepNamedBy, topologicalOrder } from "./graph";
 import type { CompiledPlan } from "./plan";
 import type { ParsedPlan, ParsedStep } from "./plan-schema";
@@ -19,10 +20,10 @@ import {
   containsTemplate,
   forEachString,
   parseTemplate,
-  resolvesToText,
   stepReference,
   type StepRef,
 } from "./templates";
+import { decidedWhenRun, wholeTemplateIssues } from "./template-fields";
 import type { CompileFailure, ToolSpec, UrlProblem, ValidationContext } from "./validate";
 import { joinPath, zodIssues } from "./zod-issues";
 
@@ -99,7 +100,7 @@ export class PlanCompiler {
     if (step.forEach !== undefined && SUSPENDING_TOOLS.has(step.tool)) {
       this.issue(`${at}.forEach`, `forEach cannot run the "${step.tool}" tool per item`);
     }
-    this.checkWholeTemplates(step, at);
+    for (const issue of wholeTemplateIssues(step, at)) this.issue(issue.path, issue.message);
     for (const key of ["dependsOn", "depends_on"] as const) {
       step[key]?.forEach((dep, k) => {
         const path = `${at}.${key}.${k}`;
@@ -152,28 +153,6 @@ export class PlanCompiler {
   }
 
   /**
-   * Fields whose value must keep its type: text around a template (`"n=${output.n}"`,
-   * `"${input.env} == 'prod'"`, spaces too) makes a string, always truthy and never a list.
-   */
-  private checkWholeTemplates(step: ParsedStep, at: string): void {
-    const always = { verify: "it always passes", when: "the step always runs" } as const;
-    for (const field of ["verify", "when"] as const) {
-      const value = step[field];
-      if (typeof value === "string" && value.includes("${") && resolvesToText(value))
-        this.issue(
-          `${at}.${field}`,
-          `${field} is one template with nothing around it (such as "\${steps.check.data.ok}"): ${JSON.stringify(value)} is always text, so ${always[field]}`,
-        );
-    }
-    if (typeof step.forEach === "string" && resolvesToText(step.forEach)) {
-      this.issue(
-        `${at}.forEach`,
-        `forEach is a list, or one template for a list with nothing around it (such as "\${steps.a.data.items}"): ${JSON.stringify(step.forEach)} is always text`,
-      );
-    }
-  }
-
-  /**
    * What every tool call gets, a step's own or its compensation (`at` is the object holding
    * `tool` and `params`): the tool exists, the params fit its schema, and every URL it will
    * call is http(s) and inside ALLOWED_HOSTS. Returns the tool's spec, if it exists.
@@ -192,7 +171,7 @@ export class PlanCompiler {
     if (result && !result.success) {
       // A value a template fills in is checked when the attempt resolves it (the tool's own
       // parse then fails the step, naming the param): `"method": "${input.m}"` is fine here.
-      const issues = result.error.issues.filter((i) => !templatedAlong(params, i.path));
+      const issues = result.error.issues.filter((i) => !decidedWhenRun(params, i));
       for (const issue of zodIssues({ issues })) {
         this.issue(joinPath(`${at}.params`, issue.path), issue.message);
       }
@@ -266,8 +245,8 @@ export class PlanCompiler {
     // template (`ftp://${input.host}`) can only be wrong, so it is checked now.
     if (containsTemplate(url)) {
       const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(url.slice(0, url.indexOf("${")))?.[1];
-      if (scheme !== undefined && !/^https?:$/i.test(scheme))
-        this.issue(path, `URL scheme "${scheme.toLowerCase()}" is not allowed: use http or https`);
+      const problem = scheme === undefined ? null : schemeProblem(scheme.toLowerCase());
+      if (problem) this.issue(path, problem.message);
       return;
     }
     const problem = this.ctx.checkUrl(url);
@@ -298,17 +277,4 @@ export class PlanCompiler {
       issues: this.issues,
     };
   }
-}
-
-/** Whether a string on `path` into `value` (the value there, or one holding it) contains a template. */
-function templatedAlong(value: unknown, path: readonly PropertyKey[]): boolean {
-  let at = value;
-  for (const key of [undefined, ...path]) {
-    if (key !== undefined) {
-      if (typeof at !== "object" || at === null) return false;
-      at = (at as Record<PropertyKey, unknown>)[key];
-    }
-    if (typeof at === "string") return containsTemplate(at);
-  }
-  return false;
 }

@@ -220,6 +220,21 @@ export function resolvesToText(value: string): boolean {
   }
 }
 
+/**
+ * Whether `value` has text of its own around or between its templates (spaces too): resolved,
+ * it is that text with the values in it, never a value of another type, never empty.
+ */
+export function hasTextAround(value: string): boolean {
+  try {
+    const parts = splitTemplate(value, null);
+    return (
+      parts.some((p) => p.kind === "expr") && parts.some((p) => p.kind === "text" && p.text !== "")
+    );
+  } catch {
+    return false;
+  }
+}
+
 function resolveString(value: string, ctx: TemplateContext): unknown {
   if (!containsTemplate(value)) return value;
   const parts = splitTemplate(value, null);

@@ -462,12 +462,7 @@ describe("rejections (SPEC 2.2) with their paths", () => {
   });
 
   it("a when or verify with text around its template, which is always text and so always truthy", () => {
-    for (const value of [
-      "n=${output.n}",
-      "${output.env} == 'prod'",
-      " ${output.ok}",
-      "${output.a}${output.b}",
-    ]) {
+    for (const value of ["n=${output.n}", "${output.env} == 'prod'", " ${output.ok}"]) {
       expect(issues({ steps: [pass({ verify: value })] }).issues).toEqual([
         {
           path: "steps.0.verify",
@@ -483,6 +478,8 @@ describe("rejections (SPEC 2.2) with their paths", () => {
       ]);
     }
     ok({ steps: [pass({ verify: "${output.items.length}", when: "${input.go}" })] });
+    // Templates side by side, nothing around them: "" or "false" can still come out.
+    ok({ steps: [pass({ verify: "${output.a}${output.b}", when: "${input.a}${input.b}" })] });
     ok({ steps: [pass({ when: "true" }), pass({ when: false })] });
   });
 
@@ -561,6 +558,16 @@ describe("rejections (SPEC 2.2) with their paths", () => {
       steps: [{ tool: "http", params: { url: "https://a.example.com/", method: "FETCH" } }],
     });
     expect(r.issues.map((i) => i.path)).toEqual(["steps.0.params.method"]);
+    // The tool's own rules hold whatever the value: a header's name, a body with GET.
+    const named = issues({
+      steps: [
+        {
+          tool: "http",
+          params: { url: "https://a.example.com/", headers: { "bad name": "${input.t}" } },
+        },
+      ],
+    });
+    expect(named.issues.map((i) => i.path)).toEqual(["steps.0.params.headers.bad name"]);
     // A field the tool does not take is refused whatever it holds.
     const extra = issues({
       steps: [{ tool: "http", params: { url: "https://a.example.com/", verb: "${input.m}" } }],

@@ -26,6 +26,8 @@ export const headersSchema = dataRecord(
         code: "custom",
         path: [name],
         message: `${JSON.stringify(name)} is not a valid HTTP header name`,
+        // About the name: wrong whatever the value, a template too (see decidedWhenRun).
+        params: { whateverTheValue: true },
       });
   }
 });
