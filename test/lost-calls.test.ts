@@ -3,7 +3,8 @@
  * cancelled, the call's timeout included) must not hold its run for good: the alarm, which
  * keeps firing at the lease while work is in flight, restarts the object once a call is
  * still in flight CALL_GRACE_MS after its timeout, and the run goes on as after a crash.
- * `lost-*` hosts lose their first call to each URL (test/support/loopback-hosts.ts).
+ * `lost-*` hosts lose their first call to each URL (test/support/loopback-hosts.ts). A timer
+ * of the live iteration that does not fire is served when the alarm fires (it nudges it).
  */
 import { describe, expect, it } from "vitest";
 import { CALL_GRACE_MS } from "../src/engine/call-watch";
@@ -39,7 +40,7 @@ async function untilStatus(runId: string, stepId: string, want: string): Promise
   await until(check, `${stepId} ${want}`);
 }
 
-describe("a call the runtime lost (the watchdog)", () => {
+describe("what the runtime loses: a call, a timer (the watchdog)", () => {
   it("restarts the run's object once the call outlived its timeout by the grace; the step is retried", async () => {
     const key = unique("lost");
     const runId = await started({ steps: [lostStep("a", key)] });
@@ -154,5 +155,33 @@ describe("a call the runtime lost (the watchdog)", () => {
     expect(again.res.status).toBe(200);
     expect(again.body.status).toBe("cancelled");
     expect((await status(runId)).status).toBe("cancelled");
+  });
+
+  it("a live iteration whose timer did not fire serves the wait that fell due when the alarm fires", async () => {
+    const key = unique("late-timer");
+    const runId = await started({
+      steps: [
+        // Its timer in the iteration is a minute of real time: as good as dropped here.
+        { id: "w", tool: "wait", params: { ms: 60_000 } },
+        // Its timeout outlasts the minute the clock moves, so the watchdog leaves it be.
+        {
+          id: "slow",
+          tool: "http",
+          params: { url: script(key, "?delay=3000") },
+          timeoutMs: 120_000,
+        },
+      ],
+    });
+    const iteration = alarmInBackground(runId);
+    await untilStatus(runId, "slow", "running");
+    await untilStatus(runId, "w", "waiting");
+
+    await advanceClock(runId, 60_001);
+    expect(await fireAlarm(runId)).toBe(true);
+    await untilStatus(runId, "w", "succeeded");
+    // Served by the same iteration, while its other call is still in flight.
+    expect(byId(await status(runId)).slow.status).toBe("running");
+    expect(await iteration).toBe("settled");
+    expect((await status(runId)).status).toBe("completed");
   });
 });

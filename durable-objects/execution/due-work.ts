@@ -50,8 +50,8 @@ export class DueWork {
   }
 
   /**
-   * Runs what is due; while another call does so (an iteration, a rollback), only renews the
-   * lease: two never interleave, the alarm keeps coming back while work is in flight, and what
+   * Runs what is due; while another call does so (an iteration, a rollback), only nudges a live
+   * iteration (it looks again at what is due) and renews the lease: two never interleave, the alarm keeps coming back while work is in flight, and what
    * became ready meanwhile (a stored `wake`) runs when that call ends and re-arms. `watch`
    * (workerd's alarm only, never a request's wake): a call in flight long past its timeout was
    * lost, and what waits on it would wait for good, so the instance restarts first.
@@ -59,6 +59,7 @@ export class DueWork {
   async run({ watch = false }: { watch?: boolean } = {}): Promise<void> {
     if (watch) this.restartIfLost();
     if (this.busy) {
+      this.live?.nudge();
       await this.d.work.alarm.renewLease({ force: true });
       return;
     }

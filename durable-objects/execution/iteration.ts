@@ -83,6 +83,15 @@ export class Iteration {
     this.wake.notify();
   }
 
+  /**
+   * The alarm fired while this iteration is live: it looks again at what is due. Its own timer
+   * serves its timers to the millisecond, but one the runtime dropped would leave it asleep
+   * with a `wait` or a retry due; a wake-up with nothing due changes nothing.
+   */
+  nudge(): void {
+    this.wake.notify();
+  }
+
   /** An approval or a callback answered step `i` while this iteration is live. */
   answer(i: number, answer: Answer): void {
     this.steps.answer(i, answer);
