@@ -63,13 +63,14 @@ export class AlarmPointer {
   /**
    * Work is in flight: keeps the alarm on a lease that outlives it, renewed at half its life
    * (`force`: now, e.g. when the alarm fired while the work is still live). `due`: the live
-   * work's next timer (a retry, a `wait`); one earlier than the alarm moves it there (see rearm).
+   * work's next timer (a retry, a `wait`; null: none); one earlier than the alarm moves it there
+   * (see rearm). Left out, the one known stays: a renewal from outside the work knows none.
    */
-  async renewLease({ force = false, due = null }: LeaseRenewal = {}): Promise<void> {
+  async renewLease({ force = false, due }: LeaseRenewal = {}): Promise<void> {
     const now = this.now();
     const fresh = !force && this.leaseUntil !== null && now + LEASE_MS / 2 < this.leaseUntil;
-    const earlier = due !== null && due > now && (this.pointedAt === null || due < this.pointedAt);
-    this.liveDue = due;
+    const earlier = due != null && due > now && (this.pointedAt === null || due < this.pointedAt);
+    if (due !== undefined) this.liveDue = due;
     if (fresh && !earlier) return;
     if (!fresh) this.leaseUntil = now + LEASE_MS;
     await this.rearm();

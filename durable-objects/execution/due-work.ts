@@ -42,6 +42,8 @@ export class DueWork {
   private liveDone: Promise<number | null> | undefined;
   /** True while a call runs what is due (an iteration, a rollback, a deletion). */
   private busy = false;
+  /** Whether another call renewed the lease while one ran what is due. */
+  private renewedMeanwhile = false;
 
   constructor(private readonly d: DueWorkDeps) {}
 
@@ -51,15 +53,18 @@ export class DueWork {
 
   /**
    * Runs what is due; while another call does so (an iteration, a rollback), only nudges a live
-   * iteration (it looks again at what is due) and renews the lease: two never interleave, the alarm keeps coming back while work is in flight, and what
-   * became ready meanwhile (a stored `wake`) runs when that call ends and re-arms. `watch`
-   * (workerd's alarm only, never a request's wake): a call in flight long past its timeout was
-   * lost, and what waits on it would wait for good, so the instance restarts first.
+   * iteration (it looks again at what is due) and renews the lease: what is due never runs
+   * twice at once, the alarm keeps coming back while work is in flight, and what became ready
+   * meanwhile (a stored `wake`) runs when that call ends and re-arms. `watch` (workerd's alarm
+   * only, never a request's wake) comes first, busy or not: a call in flight long past its
+   * timeout was lost, and what waits on it would wait for good, so the instance restarts (its
+   * other work, and requests in flight, with it, as a crash would).
    */
   async run({ watch = false }: { watch?: boolean } = {}): Promise<void> {
     if (watch) this.restartIfLost();
     if (this.busy) {
       this.live?.nudge();
+      this.renewedMeanwhile = true;
       await this.d.work.alarm.renewLease({ force: true });
       return;
     }
@@ -68,6 +73,13 @@ export class DueWork {
       await this.runDue();
     } finally {
       this.busy = false;
+    }
+    // A lease renewed meanwhile may have come after the one this call released: release it
+    // and re-arm, last. (After a throw the lease stays: interrupted work resumes at it.)
+    if (this.renewedMeanwhile) {
+      this.renewedMeanwhile = false;
+      this.d.work.alarm.releaseLease();
+      await this.d.rearm();
     }
   }
 
