@@ -53,6 +53,8 @@ export default defineConfig({
           // its own runs, keys and upstream paths (helpers.ts `unique`).
           isolate: false,
           globalSetup: ["./test/global-setup.ts"],
+          // Boots the Worker before a file's first test (once per workerd): see the file.
+          setupFiles: ["./test/support/warm-up.ts"],
           include: ["src/**/*.test.ts", "durable-objects/**/*.test.ts", "test/**/*.test.ts"],
           exclude: ["test/e2e/**"],
         },

@@ -1,0 +1,12 @@
+/**
+ * Before each test file (vitest.config.ts `setupFiles`): the Worker's first requests boot it and
+ * a run's object (module loading, the first SQLite database), seconds on a busy machine. Made
+ * here, once per workerd, so that no test's own time pays for them; later files find it warm.
+ */
+import { exports } from "cloudflare:workers";
+import { beforeAll } from "vitest";
+
+beforeAll(async () => {
+  for (const path of ["/healthz", "/v1/runs/run_00000000000000000000000000000000"])
+    await (await exports.default.fetch(new Request(`http://edgestep.test${path}`))).arrayBuffer();
+});
