@@ -4,7 +4,7 @@
  * rows are made due by moving the run's clock: nothing here waits for wall-clock time.
  */
 import { describe, expect, it } from "vitest";
-import { api, eventTypes, execute, post, started, status } from "./helpers";
+import { api, byId, eventTypes, events, execute, post, started, status, submit } from "./helpers";
 import { advanceClock, advanceToAlarm, drive, fireAlarm, runAlarm, runStub } from "./helpers";
 import { unique, upstreamCalls, upstreamUrl } from "./helpers";
 
@@ -321,6 +321,40 @@ describe("redrive (POST /retry)", () => {
     const s = await drive(runId);
     expect(s.status).toBe("completed");
     expect(s.steps.map((st: any) => st.status)).toEqual(["succeeded", "succeeded"]);
+  });
+
+  it("leaves a step skipped because of a person's skip as it is: only what failed, and what it held up, runs again", async () => {
+    const key = unique("redrive-skip");
+    const { runId } = await submit({
+      config: { requireApprovalForRisk: "high" },
+      steps: [
+        { id: "x", tool: "pass", params: { value: 1 }, risk: "high" },
+        { id: "y", tool: "pass", params: { value: 2 }, dependsOn: ["x"] },
+        { id: "w", tool: "pass", params: { value: 3 } },
+        {
+          id: "z",
+          tool: "http",
+          params: { url: `${upstreamUrl}/script/${key}?plan=404,200` },
+          retry: { maxRetries: 0 },
+        },
+      ],
+    }).then((r) => r.body);
+    expect(
+      (await post(`/v1/runs/${runId}/approve`, { approved: true, skipSteps: ["x"] })).res.status,
+    ).toBe(200);
+    const first = await drive(runId);
+    expect(first.status).toBe("partial");
+    expect(byId(first).y).toMatchObject({ status: "skipped", reason: "dependency_skipped" });
+
+    expect((await post(`/v1/runs/${runId}/retry`)).res.status).toBe(200);
+    const resumed = (await events(runId)).filter((e: any) => e.type === "run_resumed");
+    expect(resumed.at(-1).data).toMatchObject({ redrive: true, steps: 1 });
+    const s = await drive(runId);
+    expect(s.status).toBe("completed");
+    expect(byId(s).y).toMatchObject({ status: "skipped", reason: "dependency_skipped" });
+    expect(
+      (await events(runId)).filter((e: any) => e.type === "step_skipped" && e.stepId === "y"),
+    ).toHaveLength(1);
   });
 
   it("a redriven bounded run gets its `iterations` again", async () => {

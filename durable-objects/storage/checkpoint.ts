@@ -5,6 +5,7 @@
  */
 import type { CompiledPlan } from "../../src/engine/plan";
 import type { RunRecord } from "../../src/engine/records";
+import { redrivenSteps } from "../../src/engine/redrive";
 import { AttemptTable } from "./attempt-table";
 import { ChangeSignal } from "./change-signal";
 import { CallbackTable } from "./callback-table";
@@ -162,16 +163,21 @@ export class Checkpoint {
   }
 
   /**
-   * Redrive: failed steps, and those skipped or cancelled because of a failure, become
-   * pending again (forEach steps re-run their failed items). Their attempts stay in history;
-   * the retry policy counts from here, and the run gets its iteration allowance afresh.
+   * Redrive: failed and cancelled steps, and those skipped because of them, become pending
+   * again (redrivenSteps; forEach steps re-run their failed items). Their attempts stay in
+   * history; the retry policy counts from here, and the run gets its iteration allowance afresh.
    */
   redrive(now: number): void {
+    const plan = this.plan.read();
+    const again = redrivenSteps(
+      this.steps.views(),
+      plan.steps.map((s) => s.deps),
+    );
     this.items.redrive();
-    const steps = this.steps.redrive();
-    const mode = this.plan.read().config.mode;
+    this.steps.redrive(again);
+    const mode = plan.config.mode;
     this.run.reopen(mode.type === "bounded" ? mode.iterations : mode.maxIterations);
-    this.events.append("run_resumed", now, null, null, { redrive: true, steps });
+    this.events.append("run_resumed", now, null, null, { redrive: true, steps: again.length });
   }
 
   /**

@@ -25,10 +25,6 @@ const STEP_COLUMNS = raw(
   `${ENTRY_COLUMNS}, data, http_status AS httpStatus, execution_ms AS executionMs`,
 );
 
-/** Steps a redrive runs again: failed, cancelled, or skipped because of a failure. */
-const REDRIVEN = raw(`status = 'failed' OR status = 'cancelled'
-  OR (status = 'skipped' AND reason IN ('dependency_failed', 'dependency_skipped'))`);
-
 /** A step's attempt starts (`attemptStarted`): `[index, attempt, at]`. */
 const STEP_STARTS_HELD = heldRowsTrigger(
   "step_starts",
@@ -287,15 +283,13 @@ export class StepTable {
     this.changed(null);
   }
 
-  /** Redrive: the steps it runs again become pending, their attempts kept; returns how many. */
-  redrive(): number {
-    const n = this.db.one<{ n: number }>`SELECT COUNT(*) AS n FROM steps WHERE ${REDRIVEN}`!.n;
+  /** Redrive: steps `indices` (engine/redrive.ts) become pending, their attempts kept. */
+  redrive(indices: readonly number[]): void {
     this.db
       .run`UPDATE steps SET status = 'pending', reason = NULL, started_at = NULL, ended_at = NULL,
       next_attempt_at = NULL, waiting_for = NULL, error = NULL, http_status = NULL, retry_base = attempts
-      WHERE ${REDRIVEN}`;
+      WHERE idx IN (SELECT value FROM json_each(${JSON.stringify(indices)}))`;
     this.changed(null);
-    return n;
   }
 
   /** Every step that has not finished is cancelled. */
