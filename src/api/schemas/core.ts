@@ -40,7 +40,7 @@ export const approveBodySchema = z.strictObject({
     .array(z.string())
     .max(10_000)
     .optional()
-    .describe("risk gate: steps to skip (skipped_by_user)"),
+    .describe("risk gate, with approved: true: steps to skip (skipped_by_user)"),
   stepId: z
     .string()
     .optional()
