@@ -220,6 +220,18 @@ function approvalPlan(key: string, extra: Record<string, unknown> = {}) {
 }
 
 describe("approval step", () => {
+  it("a templated message that is not text fails the step as invalid_data when it runs", async () => {
+    const runId = await started({
+      input: { m: 5 },
+      steps: [{ id: "gate", tool: "approval", params: { message: "${input.m}" } }],
+    });
+    const s = await drive(runId);
+    expect(s.status).toBe("failed");
+    const gate = await stepDetail(runId, "gate");
+    expect(gate.error).toMatchObject({ category: "invalid_data" });
+    expect(gate.error.message).toMatch(/^invalid approval params: message: /);
+  });
+
   it("waits (waitingFor approval) while an independent branch runs and finishes; then the run is waiting", async () => {
     const key = unique("appr");
     const runId = await started(approvalPlan(key));

@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { sendHttp, type Fetcher, type UrlCheck } from "./http-client";
-import { headersSchema, invalidParams, withTextHeaders } from "./http";
-import type { Tool } from "./tool";
+import { headersSchema, withTextHeaders } from "./http";
+import { invalidParams, type Tool } from "./tool";
 
 const paramsSchema = z.strictObject({
   url: z.string().min(1),

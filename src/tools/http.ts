@@ -1,7 +1,6 @@
 /** The built-in `http` tool (SPEC 4). */
 import { z } from "zod";
 import { dataRecord, isObject } from "../engine/data-record";
-import { zodIssues } from "../engine/zod-issues";
 import {
   bodiless,
   HEADER_NAME,
@@ -12,7 +11,7 @@ import {
   type Fetcher,
   type UrlCheck,
 } from "./http-client";
-import type { Tool, ToolResult } from "./tool";
+import { invalidParams, type Tool } from "./tool";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
@@ -64,16 +63,6 @@ export function httpTool(fetcher: Fetcher, checkUrl: UrlCheck): Tool {
       if (!parsed.success) return invalidParams("http", parsed.error);
       return sendHttp(parsed.data, call, fetcher, checkUrl);
     },
-  };
-}
-
-/** An attempt's params that do not fit its tool once templates are resolved: each issue at its path. */
-export function invalidParams(tool: string, error: z.ZodError): ToolResult {
-  const issues = zodIssues(error).map((i) => `${i.path}: ${i.message}`);
-  return {
-    ok: false,
-    category: "invalid_data",
-    message: `invalid ${tool} params: ${issues.join("; ")}`,
   };
 }
 

@@ -2,6 +2,8 @@
 import type { ToolSpec } from "../engine/validate";
 import type { ErrorCategory } from "../engine/retry";
 import type { AttemptResult, Suspension } from "../engine/verdict";
+import type { z } from "zod";
+import { zodIssues } from "../engine/zod-issues";
 
 /** The built-in tools (SPEC 4); a `TOOLS` entry may not take one of these names. */
 export const BUILT_IN_TOOL_NAMES: ReadonlySet<string> = new Set([
@@ -59,4 +61,14 @@ export function toolFailure(
   extra: { status?: number; retryAfterMs?: number } = {},
 ): ToolResult {
   return { ok: false, category, message, ...extra };
+}
+
+/** An attempt's params that do not fit its tool once templates are resolved: each issue at its path. */
+export function invalidParams(tool: string, error: z.ZodError): ToolResult {
+  const issues = zodIssues(error).map((i) => `${i.path}: ${i.message}`);
+  return {
+    ok: false,
+    category: "invalid_data",
+    message: `invalid ${tool} params: ${issues.join("; ")}`,
+  };
 }
