@@ -88,6 +88,24 @@ describe("controls that take nothing", () => {
     expect(((await res.json()) as any).error.issues[0].path).toBe("query.dryRun");
     expect((await api(`/v1/runs/${runId}`)).status).toBe(200);
   });
+
+  it("DELETE refuses a body field, or a body that is not JSON (400), and deletes nothing; no body or {} deletes", async () => {
+    const runId = await started({ name: unique("dry-body"), steps: [{ id: "a", tool: "pass" }] });
+    await drive(runId);
+    const del = (body: string) =>
+      api(`/v1/runs/${runId}`, {
+        method: "DELETE",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+    const res = await del(JSON.stringify({ dryRun: true }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.issues[0].path).toBe("body.dryRun");
+    expect((await del("not json")).status).toBe(400);
+    expect((await api(`/v1/runs/${runId}`)).status).toBe(200);
+    expect((await del("{}")).status).toBe(204);
+    expect((await api(`/v1/runs/${runId}`)).status).toBe(404);
+  });
 });
 
 describe("body limits", () => {

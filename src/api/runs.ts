@@ -207,6 +207,7 @@ function invalidRepair(
 /** SPEC 8.3: a final run is deleted now (204); 409 while it is not final; 404 when unknown. */
 runRoutes.delete("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
+  await readControlBody(c, NOTHING);
   parseQuery(c, NOTHING);
   controlled(runId, await stub.deleteRun(c.get("owner")));
   return c.body(null, 204);
