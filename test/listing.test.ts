@@ -202,6 +202,14 @@ describe("GET /v1/runs (SPEC 8.2)", () => {
     expect(await listedIds({ tag, createdBefore: today })).toEqual([]);
     // seconds may be left out, as ISO-8601 allows
     expect(await listedIds({ tag, createdAfter: `${today}T00:00Z` })).toHaveLength(4);
+    // a fraction finer than a millisecond counts: what was created at .243 is before .2431
+    const [newest] = times as [string];
+    const finer = newest.replace(/Z$/, "1Z");
+    expect(await listedIds({ tag, createdBefore: finer })).toContain(all[0]!.runId);
+    expect(await listedIds({ tag, createdAfter: finer })).not.toContain(all[0]!.runId);
+    // a "+" sent unencoded arrives as a space: read as the zone's "+" it was
+    const plus = new Date(Date.parse(newest) + 3_600_001).toISOString().replace("Z", " 01:00");
+    expect(await listedIds({ tag, createdBefore: plus })).toContain(all[0]!.runId);
   });
 
   it("combines filters: status, name, tags and creation time together", async () => {
@@ -334,6 +342,18 @@ describe("GET /v1/runs: bad query parameters are a 400 naming the parameter", ()
       expect(body.error.issues.map((i: any) => i.path)).toContain(path);
     });
   }
+
+  it("a time without its zone says a zone is needed, and how to write + in a URL", async () => {
+    const res = await api("/v1/runs?createdAfter=2026-11-27T12:00:00");
+    const body = (await res.json()) as any;
+    expect(body.error.issues).toEqual([
+      {
+        path: "query.createdAfter",
+        message: expect.stringContaining("a date and time with its zone"),
+      },
+    ]);
+    expect(body.error.issues[0].message).toContain("%2B01:00");
+  });
 
   it("GET /v1/stats takes no parameter: a filter it would ignore is a 400 naming it", async () => {
     const res = await api("/v1/stats?status=failed");

@@ -41,8 +41,8 @@ export const listRunsQuerySchema = z.strictObject({
   status: commaList(RUN_STATUSES).optional(),
   name: z.string().min(1).max(200).optional().describe("the plan's name, exact match"),
   tag: tagFilters.optional(),
-  createdAfter: instantParam.optional(),
-  createdBefore: instantParam.optional(),
+  createdAfter: instantParam().optional(),
+  createdBefore: instantParam("up").optional(),
   limit: intParam(1, 200, 50),
   cursor: z
     .string()

@@ -48,10 +48,34 @@ export function intParam(min: number, max: number, fallback?: number) {
   );
 }
 
-/** An ISO-8601 date (`2026-11-01`) or date-time with an offset (`2026-11-01T09:00:00Z`), parsed to epoch milliseconds. */
-export const instantParam = z
-  .union([ISO_TIME, z.iso.date()], {
-    error: "expected an ISO-8601 date or date-time, e.g. 2026-11-01T09:00:00Z",
-  })
-  .transform((text) => Date.parse(text))
-  .describe("ISO-8601 date or date-time (e.g. 2026-11-01T09:00:00Z), exclusive");
+const ISO_DATE = z.iso.date();
+
+/** A `+` sent unencoded in a query string arrives as a space: before a zone's hours it was one. */
+const plusFromSpace = (text: unknown) =>
+  typeof text === "string" && text.includes("T")
+    ? text.replace(/ (\d{2}(?::?\d{2})?)$/, "+$1")
+    : text;
+
+/** Whether an ISO-8601 time names a fraction of a millisecond (`.2431`), which Date.parse drops. */
+const finerThanMs = (text: string) => /\.\d{3}\d*[1-9]/.test(text);
+
+/**
+ * An ISO-8601 date (`2026-11-01`, midnight UTC) or date and time with its zone
+ * (`2026-11-01T09:00:00Z`), parsed to epoch milliseconds; a space before the zone's hours is
+ * read as the `+` it was. `up`: a fraction finer than a millisecond rounds up (for an exclusive
+ * upper bound: what was created at .243 is before .2431), else it is dropped.
+ */
+export function instantParam(round: "down" | "up" = "down") {
+  return z
+    .preprocess(
+      plusFromSpace,
+      z
+        .string()
+        .refine((text) => ISO_TIME.safeParse(text).success || ISO_DATE.safeParse(text).success, {
+          message:
+            "expected an ISO-8601 date (2026-11-01) or a date and time with its zone (2026-11-01T09:00:00Z, or +01:00, written %2B01:00 in a URL)",
+        }),
+    )
+    .transform((text) => Date.parse(text) + (round === "up" && finerThanMs(text) ? 1 : 0))
+    .describe("ISO-8601 date or date-time with its zone (e.g. 2026-11-01T09:00:00Z), exclusive");
+}
