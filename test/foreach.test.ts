@@ -472,51 +472,33 @@ describe("forEach: failures", () => {
     for (const k of [2, 3, 4]) expect(await upstreamCalls(`/script/${key}-${k}`)).toHaveLength(0);
   });
 
-  it("a step's onFailure decides, not config.failFast: continue runs every item, fail_run stops at the first failure", async () => {
-    const key = unique("fe-of-item");
-    const urls = (tag: string) =>
-      [0, 1, 2].map((k) => script(`${key}-${tag}-${k}`, k === 0 ? "?plan=404" : ""));
-    const runId = await started({
-      config: { failFast: true },
-      steps: [
-        { id: "other", tool: "pass", params: { value: 1 } },
-        httpEach(
-          urls("go-on"),
-          { url: "${item}" },
-          { id: "goOn", maxConcurrency: 1, onFailure: "continue" },
-        ),
-      ],
-    });
-    const s = await drive(runId);
-    expect(s.status).toBe("partial");
-    expect(byId(s).goOn.items).toEqual({
-      total: 3,
-      succeeded: 2,
-      failed: 1,
-      cancelled: 0,
-      running: 0,
-    });
-
-    const stopping = await started({
-      config: { failFast: false },
-      steps: [
-        httpEach(
-          urls("stop"),
-          { url: "${item}" },
-          { id: "stop", maxConcurrency: 1, onFailure: "fail_run" },
-        ),
-      ],
-    });
-    const t = await drive(stopping);
-    expect(t.status).toBe("failed");
-    expect(byId(t).stop.items).toEqual({
-      total: 3,
-      succeeded: 0,
-      failed: 1,
-      cancelled: 2,
-      running: 0,
-    });
-  });
+  it.each([
+    ["continue under failFast: every item runs", true, "continue", "partial", 2, 0],
+    [
+      "fail_run without failFast: the first failure stops new items",
+      false,
+      "fail_run",
+      "failed",
+      0,
+      2,
+    ],
+  ] as const)(
+    "a step's onFailure decides, not config.failFast: %s",
+    async (_, failFast, onFailure, status, succeeded, cancelled) => {
+      const key = unique("fe-of-item");
+      const urls = [0, 1, 2].map((k) => script(`${key}-${k}`, k === 0 ? "?plan=404" : ""));
+      const runId = await started({
+        config: { failFast },
+        steps: [
+          { id: "other", tool: "pass", params: { value: 1 } },
+          httpEach(urls, { url: "${item}" }, { maxConcurrency: 1, onFailure }),
+        ],
+      });
+      const s = await drive(runId);
+      expect(s.status).toBe(status);
+      expect(byId(s).each.items).toEqual({ total: 3, succeeded, failed: 1, cancelled, running: 0 });
+    },
+  );
 
   it("a step whose items failed counts its execution time from its start, as one that succeeded", async () => {
     const key = unique("fe-exec");
