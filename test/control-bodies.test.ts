@@ -80,6 +80,45 @@ describe("controls that take nothing", () => {
     expect((await post(`/v1/runs/${runId}/cancel`, {})).res.status).toBe(200);
   });
 
+  it("cancel and retry refuse a query parameter (400 naming it) and change nothing", async () => {
+    const runId = await started({
+      name: unique("dry-q"),
+      steps: [{ id: "gate", tool: "approval" }],
+    });
+    for (const route of ["cancel", "retry"]) {
+      const res = await api(`/v1/runs/${runId}/${route}?dryRun=1`, { method: "POST" });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).error.issues[0].path).toBe("query.dryRun");
+    }
+    expect(((await (await api(`/v1/runs/${runId}`)).json()) as any).status).toBe("pending");
+  });
+
+  it("every route that takes no query parameter refuses one (400 naming it)", async () => {
+    const runId = await started({
+      name: unique("no-q"),
+      steps: [{ id: "gate", tool: "approval" }],
+    });
+    const plan = JSON.stringify({ steps: [{ id: "a", tool: "pass" }] });
+    const json = { "content-type": "application/json" };
+    const routes: [string, string, string?][] = [
+      ["POST", "/v1/runs?x=1", plan],
+      ["POST", "/v1/plans/validate?x=1", plan],
+      ["GET", `/v1/runs/${runId}/steps/gate?x=1`],
+      ["GET", `/v1/runs/${runId}/plan?x=1`],
+      ["GET", `/v1/runs/${runId}/results?x=1`],
+      ["POST", `/v1/runs/${runId}/resume?x=1`, "{}"],
+      ["POST", `/v1/runs/${runId}/approve?x=1`, JSON.stringify({ approved: true })],
+      ["POST", `/v1/runs/${runId}/replan?x=1`, JSON.stringify({ giveUp: true })],
+      ["POST", `/v1/callbacks/cb_${"0".repeat(32)}_${"0".repeat(64)}?x=1`, "{}"],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await api(path, { method, ...(body !== undefined && { headers: json, body }) });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(((await res.json()) as any).error.issues[0].path, path).toBe("query.x");
+    }
+    expect(((await (await api(`/v1/runs/${runId}`)).json()) as any).status).toBe("pending");
+  });
+
   it("DELETE refuses a query parameter (400 naming it) and deletes nothing", async () => {
     const runId = await started({ name: unique("dry"), steps: [{ id: "a", tool: "pass" }] });
     await drive(runId);

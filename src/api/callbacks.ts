@@ -9,11 +9,12 @@ import { ConflictError, NotFoundError } from "../errors";
 import { callbackBodySchema } from "./schemas";
 import type { AppEnv } from "./types";
 import { runObject } from "./run-stub";
-import { readControlBody } from "./validate-input";
+import { readControlBody, takesNoQuery } from "./validate-input";
 
 export const callbackRoutes = new Hono<AppEnv>();
 
 callbackRoutes.post("/:token", async (c) => {
+  takesNoQuery(c);
   const token = c.req.param("token");
   const runId = runIdOfToken(token);
   if (!runId) throw new NotFoundError("unknown callback token");

@@ -5,15 +5,14 @@
  */
 import { Hono } from "hono";
 import { BOARD_NAME } from "../../durable-objects/destinations/pause-board";
-import { z } from "zod";
 import { settings } from "../env";
 import type { AppEnv } from "./types";
-import { parseQuery } from "./validate-input";
+import { takesNoQuery } from "./validate-input";
 
 export const destinationRoutes = new Hono<AppEnv>();
 
 destinationRoutes.get("/", async (c) => {
-  parseQuery(c, z.strictObject({})); // it takes none: a misspelt filter is a 400, not ignored
+  takesNoQuery(c); // a misspelt filter is a 400, not ignored
   const { destinations } = settings(c.env);
   const boards = c.env.PAUSE_BOARD;
   const paused = await boards.get(boards.idFromName(BOARD_NAME)).recent();

@@ -6,6 +6,7 @@ import { compilePlan } from "../engine/validate";
 import { settings, validationContext, type Settings } from "../env";
 import { InvalidPlanError, type Issue } from "../errors";
 import { readJson } from "./body";
+import { takesNoQuery } from "./validate-input";
 import type { AppEnv } from "./types";
 
 export const planRoutes = new Hono<AppEnv>();
@@ -29,6 +30,7 @@ export async function compileRequest(
 }
 
 planRoutes.post("/validate", async (c) => {
+  takesNoQuery(c);
   const { plan, warnings } = await compileRequest(c, settings(c.env));
   const deps = plan.steps.map((s) => s.deps);
   const order = topologicalOrder(deps)!;

@@ -20,7 +20,7 @@ import { eventsResponse } from "./events";
 import { listRuns } from "./listing";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
-import { parseQuery, readControlBody } from "./validate-input";
+import { parseQuery, readControlBody, takesNoQuery } from "./validate-input";
 
 export const runRoutes = new Hono<AppEnv>();
 
@@ -38,6 +38,7 @@ function notFound(runId: string): never {
 runRoutes.get("/", listRuns);
 
 runRoutes.post("/", async (c) => {
+  takesNoQuery(c);
   const config = settings(c.env);
   const { plan, warnings } = await compileRequest(c, config);
   const owner = c.get("owner");
@@ -100,6 +101,7 @@ runRoutes.get("/:runId/steps", async (c) => {
 
 runRoutes.get("/:runId/steps/:stepId", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   const stepId = c.req.param("stepId");
   const step = await stub.step(c.get("owner"), stepId);
   if (step === null) notFound(runId);
@@ -109,6 +111,7 @@ runRoutes.get("/:runId/steps/:stepId", async (c) => {
 
 runRoutes.get("/:runId/plan", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   return c.json((await stub.plan(c.get("owner"))) ?? notFound(runId));
 });
 
@@ -118,6 +121,7 @@ runRoutes.get("/:runId/plan", async (c) => {
  */
 runRoutes.get("/:runId/results", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   const owner = c.get("owner");
   const first = (await stub.results(owner)) ?? notFound(runId);
   c.header("content-type", "application/json");
@@ -144,23 +148,26 @@ function controlled(runId: string, outcome: ControlOutcome | ApproveOutcome) {
   return { runId, status: outcome.status };
 }
 
-/** What `cancel`, `retry` and `DELETE` take: nothing, so a field or parameter sent is a 400, not ignored. */
+/** What `cancel`, `retry` and `DELETE` take in a body: nothing, so a field sent is a 400, not ignored. */
 const NOTHING = z.strictObject({});
 
 runRoutes.post("/:runId/cancel", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   await readControlBody(c, NOTHING);
   return c.json(controlled(runId, await stub.cancel(c.get("owner"))));
 });
 
 runRoutes.post("/:runId/resume", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   const body = await readControlBody(c, resumeBodySchema);
   return c.json(controlled(runId, await stub.resume(c.get("owner"), body.iterations)));
 });
 
 runRoutes.post("/:runId/approve", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   const body = await readControlBody(c, approveBodySchema);
   const outcome = await stub.approve(c.get("owner"), body);
   if (outcome && !outcome.ok && "invalid" in outcome) {
@@ -172,6 +179,7 @@ runRoutes.post("/:runId/approve", async (c) => {
 
 runRoutes.post("/:runId/retry", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   await readControlBody(c, NOTHING);
   return c.json(controlled(runId, await stub.redrive(c.get("owner"))));
 });
@@ -184,6 +192,7 @@ runRoutes.post("/:runId/retry", async (c) => {
  */
 runRoutes.post("/:runId/replan", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   const config = settings(c.env);
   const body = await readJson(c, {
     maxBytes: config.maxPlanBytes,
@@ -207,8 +216,8 @@ function invalidRepair(
 /** SPEC 8.3: a final run is deleted now (204); 409 while it is not final; 404 when unknown. */
 runRoutes.delete("/:runId", async (c) => {
   const { runId, stub } = runStub(c);
+  takesNoQuery(c);
   await readControlBody(c, NOTHING);
-  parseQuery(c, NOTHING);
   controlled(runId, await stub.deleteRun(c.get("owner")));
   return c.body(null, 204);
 });

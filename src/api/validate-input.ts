@@ -1,6 +1,6 @@
 /** zod for every request input that is not a plan: query strings and control bodies. */
 import type { Context } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import { joinPath, zodIssues } from "../engine/validate";
 import { InvalidPlanError, type Issue } from "../errors";
 import { readJson, type JsonBody } from "./body";
@@ -50,6 +50,13 @@ export function parseQuery<T extends z.ZodType>(
   if (issues.length > 0) throw new InvalidPlanError(issues, "invalid_request");
   return parseInput(schema, raw, "query");
 }
+
+/** For a route that takes no query parameter: one sent is a 400 naming it, not ignored. */
+export function takesNoQuery(c: Context<any>): void {
+  parseQuery(c, NO_PARAMETERS);
+}
+
+const NO_PARAMETERS = z.strictObject({});
 
 /**
  * A control route's optional JSON body: absent or empty means `{}`. Not a plan: its 400s are

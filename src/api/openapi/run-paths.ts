@@ -82,7 +82,7 @@ export function runPaths() {
           runId,
           { name: "stepId", in: "path", required: true, schema: { type: "string" } },
         ],
-        responses: { 200: ok("the step", "StepDetail"), 404: notFound },
+        responses: { 200: ok("the step", "StepDetail"), 400: badRequest, 404: notFound },
       },
     },
     "/v1/runs/{runId}/plan": {
@@ -92,7 +92,7 @@ export function runPaths() {
         summary:
           "The plan the run executes: defaults filled in, every dependency in dependsOn, no secrets",
         parameters: [runId],
-        responses: { 200: ok("the plan", "RunPlan"), 404: notFound },
+        responses: { 200: ok("the plan", "RunPlan"), 400: badRequest, 404: notFound },
       },
     },
     "/v1/runs/{runId}/results": {
@@ -108,6 +108,7 @@ export function runPaths() {
               "application/json": { schema: { type: "array", items: ref("StepResult") } },
             },
           },
+          400: badRequest,
           404: notFound,
         },
       },
