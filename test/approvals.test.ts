@@ -357,6 +357,7 @@ describe("approval step", () => {
     const answer = await approve(runId, { approved: true });
     expect(answer.res.status).toBe(400);
     expect(answer.body.error.message).toMatch(/one, two/);
+    expect(answer.body.error.issues.map((i: any) => i.path)).toEqual(["body.stepId"]);
 
     expect((await approve(runId, { approved: true, stepId: "two" })).res.status).toBe(200);
     const after = await drive(runId);

@@ -77,7 +77,7 @@ function decideApprovalStep(
         : `nothing waits for approval: the run is ${run.status}`;
     return refuse(
       waiting.length > 1
-        ? { ok: false, invalid: true, message }
+        ? { ok: false, invalid: true, field: "stepId", message }
         : { ok: false, status: run.status, message },
     );
   }
