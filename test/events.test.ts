@@ -279,6 +279,16 @@ describe("GET /v1/runs/:id/events as SSE", () => {
     expect(messages.at(-1)!.event).toBe("run_finished");
   });
 
+  it("an Accept that refuses the stream (q=0) gets the JSON page; one listing it among others gets the stream", async () => {
+    const runId = await finishedRun();
+    const refused = await sse(runId, { accept: "application/json, text/event-stream;q=0" });
+    expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await refused.json()) as any).events.length).toBeGreaterThan(0);
+    const listed = await sse(runId, { accept: "application/json;q=0.9, text/event-stream;q=0.5" });
+    expect(listed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    await listed.body?.cancel();
+  });
+
   it("resumes after Last-Event-ID without repeating events", async () => {
     const runId = await finishedRun();
     const full = await allEvents(runId);

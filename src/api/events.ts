@@ -7,6 +7,7 @@
  * run with nothing left to send is a 204.
  */
 import type { Context } from "hono";
+import { accepts } from "hono/accepts";
 import { streamSSE } from "hono/streaming";
 import type { EventRecord } from "../engine/records";
 import { InvalidPlanError } from "../errors";
@@ -57,10 +58,23 @@ function lastEventId(header: string | undefined): number | null {
   );
 }
 
+/** Whether the client takes the live stream: `text/event-stream` in Accept, not refused (`q=0`). */
+function wantsStream(c: Context<AppEnv>): boolean {
+  const STREAM = "text/event-stream";
+  const chosen = accepts(c, {
+    header: "Accept",
+    supports: ["application/json", STREAM],
+    default: "application/json",
+    // Asked for at any quality above 0, whatever else is listed: what an SSE client sends.
+    match: (list) => (list.some((a) => a.type.toLowerCase() === STREAM && a.q > 0) ? STREAM : ""),
+  });
+  return chosen === STREAM;
+}
+
 export async function eventsResponse(c: Context<AppEnv>, stub: EventsStub, onMissing: () => never) {
   const owner = c.get("owner");
   const query = parseQuery(c, eventsQuerySchema);
-  if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
+  if (!wantsStream(c)) {
     const page = (await stub.events(owner, query.after, query.limit + 1)) ?? onMissing();
     const more = page.events.length > query.limit;
     const events = page.events.slice(0, query.limit).map(eventView);
