@@ -14,13 +14,15 @@ import {
   redirectRefusal,
   type DestinationTable,
 } from "../../src/engine/destinations";
-import { LEASE_RENEW_MS } from "../../src/engine/flow-control";
 import { destinationPause, type AttemptResult, type QuotaWait } from "../../src/engine/verdict";
 import type { ToolSet } from "../../src/tools";
 import type { AcquireOutcome, DestinationObject } from "../destinations/destination-object";
 import type { PauseCache } from "../destinations/pause-cache";
 import type { PauseNotice } from "../destinations/pause-board";
+import { QuotaLeases, tell, type Lease } from "./quota-leases";
 import type { Ticket } from "./tickets";
+
+export type { Lease };
 
 /** A queued call asks again after this long if no grant woke it first. */
 export const RECHECK_MS = 30_000;
@@ -28,12 +30,6 @@ export const RECHECK_MS = 30_000;
 const UNREACHABLE_RECHECK_MS = 5_000;
 /** A grant the run was told of is used without asking again while this fresh (a lease lives longer). */
 const FRESH_MS = 5_000;
-
-/** A slot held by a call in flight, given back when it ends. */
-export interface Lease {
-  destination: string;
-  ticket: Ticket;
-}
 
 export type Admission = { type: "go"; lease: Lease | null } | { type: "wait"; wait: QuotaWait };
 
@@ -57,20 +53,18 @@ export interface GateEnv {
 }
 
 export class QuotaGate {
-  /** Leases of calls in flight: ticket → destination. */
-  private readonly held = new Map<Ticket, string>();
   /** Grants the destinations told this run of: ticket → destination and when. */
   private readonly fresh = new Map<Ticket, { destination: string; at: number }>();
   /** Calls waiting in memory for a grant (forEach items, compensations): how to wake each. */
   private readonly sleepers = new Map<Ticket, () => void>();
   /** Destinations this instance asked for slots (a cancel gives everything back to them). */
   private readonly asked = new Set<string>();
-  /** Renews the leases held, every LEASE_RENEW_MS while any is (the calls are in flight in this instance). */
-  private renewal: ReturnType<typeof setTimeout> | undefined;
-  /** Releases sent and not answered yet: their answers may grant this run's next calls. */
-  private readonly releases = new Set<Promise<void>>();
+  /** The slots the calls in flight hold. */
+  private readonly leases: QuotaLeases;
 
-  constructor(private readonly env: GateEnv) {}
+  constructor(private readonly env: GateEnv) {
+    this.leases = new QuotaLeases(env);
+  }
 
   /** Whether a call of `tool` with (resolved) `params` may go now; a Promise when its destination must be asked. */
   admit(
@@ -134,25 +128,22 @@ export class QuotaGate {
   /** Gives back a grant no call of this run wants any more. */
   giveBack(destination: string, ticket: Ticket): void {
     this.fresh.delete(ticket);
-    this.sendRelease(destination, ticket);
+    this.leases.giveBack(destination, ticket);
   }
 
   /** The call holding `lease` ended (any outcome): its slot goes to the next caller. */
   release(lease: Lease | null): void {
-    if (lease === null) return;
-    this.held.delete(lease.ticket);
-    if (this.held.size === 0) this.stopRenewing();
-    this.sendRelease(lease.destination, lease.ticket);
+    this.leases.release(lease);
   }
 
   /** Slots are being given back: their answers may grant this run's queued calls (see `released`). */
   get releasing(): boolean {
-    return this.releases.size > 0;
+    return this.leases.releasing;
   }
 
-  /** Resolves once the releases sent so far are answered (and the grants they brought applied). */
+  /** Resolves once the give-backs sent so far are answered (and the grants they brought applied). */
   async released(): Promise<void> {
-    await Promise.all(this.releases);
+    await this.leases.released();
   }
 
   /** A call ended (any outcome): its slot goes back, and a 429 (or a 503 with Retry-After) pauses its destination. */
@@ -202,26 +193,7 @@ export class QuotaGate {
     if (!destination) return;
     const key = destination.key;
     this.env.pauses.note(key, ms, now);
-    this.send(key, (slots) => slots.pause(key, ms));
-  }
-
-  /** Renews the leases of the calls in flight, so a long call keeps its slot (a crash stops it: they expire). */
-  private renew(): void {
-    this.renewal = undefined;
-    const byDestination = new Map<string, Ticket[]>();
-    for (const [ticket, destination] of this.held) {
-      const tickets = byDestination.get(destination) ?? [];
-      tickets.push(ticket);
-      byDestination.set(destination, tickets);
-    }
-    for (const [destination, tickets] of byDestination)
-      this.send(destination, (slots) => slots.renew(destination, this.env.runId(), tickets));
-    if (this.held.size > 0) this.renewal = setTimeout(() => this.renew(), LEASE_RENEW_MS);
-  }
-
-  private stopRenewing(): void {
-    if (this.renewal !== undefined) clearTimeout(this.renewal);
-    this.renewal = undefined;
+    tell(this.env, key, (slots) => slots.pause(key, ms));
   }
 
   /**
@@ -234,8 +206,7 @@ export class QuotaGate {
     const asked = [...this.asked];
     this.asked.clear();
     this.fresh.clear();
-    this.held.clear();
-    this.stopRenewing();
+    this.leases.forget();
     await Promise.all(
       asked.map((d) =>
         this.env
@@ -270,9 +241,7 @@ export class QuotaGate {
       }
     }
     this.fresh.delete(ticket); // a grant told while asking is this very lease
-    this.held.set(ticket, destination);
-    this.renewal ??= setTimeout(() => this.renew(), LEASE_RENEW_MS);
-    return { type: "go", lease: { destination, ticket } };
+    return { type: "go", lease: this.leases.hold(destination, ticket) };
   }
 
   private waiting(
@@ -309,33 +278,5 @@ export class QuotaGate {
       const timer = setTimeout(done, Math.max(0, ms));
       this.sleepers.set(ticket, done);
     });
-  }
-
-  /** Gives a slot back; the same run's calls it lets through are granted at once (onGrant). */
-  private sendRelease(destination: string, ticket: Ticket): void {
-    const release = this.env
-      .slots(destination)
-      .release(destination, this.env.runId(), [ticket])
-      .then(
-        (granted) => {
-          for (const t of granted) this.env.onGrant(destination, t);
-        },
-        (err: unknown) =>
-          console.error(`edgestep: giving back a slot of ${destination} failed`, err),
-      )
-      .finally(() => this.releases.delete(release));
-    this.releases.add(release);
-    this.env.beside(release);
-  }
-
-  private send(
-    destination: string,
-    call: (slots: DurableObjectStub<DestinationObject>) => Promise<unknown>,
-  ): void {
-    this.env.beside(
-      call(this.env.slots(destination)).catch((err: unknown) =>
-        console.error(`edgestep: telling ${destination} failed`, err),
-      ),
-    );
   }
 }
