@@ -1,5 +1,4 @@
 /** The run routes of SPEC 6. Each run lives in its own RunObject, addressed by run id. */
-import { z } from "zod";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
 import { takeRunQuota } from "./run-quota";
@@ -20,7 +19,7 @@ import { eventsResponse } from "./events";
 import { listRuns } from "./listing";
 import { approveBodySchema, resumeBodySchema, runQuerySchema, stepsQuerySchema } from "./schemas";
 import type { AppEnv } from "./types";
-import { parseQuery, readControlBody, takesNoQuery } from "./validate-input";
+import { NOTHING, parseQuery, readControlBody, takesNoQuery } from "./validate-input";
 
 export const runRoutes = new Hono<AppEnv>();
 
@@ -147,9 +146,6 @@ function controlled(runId: string, outcome: ControlOutcome | ApproveOutcome) {
   if (!outcome.ok) throw new ConflictError(`run "${runId}": ${outcome.message}`);
   return { runId, status: outcome.status };
 }
-
-/** What `cancel`, `retry` and `DELETE` take in a body: nothing, so a field sent is a 400, not ignored. */
-const NOTHING = z.strictObject({});
 
 runRoutes.post("/:runId/cancel", async (c) => {
   const { runId, stub } = runStub(c);

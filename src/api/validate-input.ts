@@ -51,12 +51,13 @@ export function parseQuery<T extends z.ZodType>(
   return parseInput(schema, raw, "query");
 }
 
+/** What a route takes that takes nothing (a query, a control's body): a field sent is a 400, not ignored. */
+export const NOTHING = z.strictObject({});
+
 /** For a route that takes no query parameter: one sent is a 400 naming it, not ignored. */
 export function takesNoQuery(c: Context<any>): void {
-  parseQuery(c, NO_PARAMETERS);
+  parseQuery(c, NOTHING);
 }
-
-const NO_PARAMETERS = z.strictObject({});
 
 /**
  * A control route's optional JSON body: absent or empty means `{}`. Not a plan: its 400s are

@@ -206,18 +206,22 @@ export function resolveTemplates(value: unknown, ctx: TemplateContext): unknown 
   return value;
 }
 
+/** `value`'s parts, or null when it does not parse (left to its own syntax check). */
+function partsOrNull(value: string): TemplatePart[] | null {
+  try {
+    return splitTemplate(value, null);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Whether `value` can only resolve to text: it is not one whole template (`${...}` and nothing
- * around it), the one form that keeps a value's type. A template that does not parse is left
- * to its own syntax check.
+ * around it), the one form that keeps a value's type.
  */
 export function resolvesToText(value: string): boolean {
-  try {
-    const parts = splitTemplate(value, null);
-    return parts.length !== 1 || parts[0]!.kind !== "expr";
-  } catch {
-    return false;
-  }
+  const parts = partsOrNull(value);
+  return parts !== null && (parts.length !== 1 || parts[0]!.kind !== "expr");
 }
 
 /**
@@ -225,14 +229,10 @@ export function resolvesToText(value: string): boolean {
  * it is that text with the values in it, never a value of another type, never empty.
  */
 export function hasTextAround(value: string): boolean {
-  try {
-    const parts = splitTemplate(value, null);
-    return (
-      parts.some((p) => p.kind === "expr") && parts.some((p) => p.kind === "text" && p.text !== "")
-    );
-  } catch {
-    return false;
-  }
+  const parts = partsOrNull(value) ?? [];
+  return (
+    parts.some((p) => p.kind === "expr") && parts.some((p) => p.kind === "text" && p.text !== "")
+  );
 }
 
 function resolveString(value: string, ctx: TemplateContext): unknown {
