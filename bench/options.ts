@@ -68,8 +68,8 @@ function flag(name: string, fallback: boolean): boolean {
   throw new Error(`${name} must be 1 or 0, got "${raw}"`);
 }
 
-/** The cases bench/floor can run: chains (it runs a plan's steps one after another). */
-const FLOOR_CASES: readonly CaseName[] = ["chain", "concurrent"];
+/** The cases bench/floor can run: plans of `http` and `pass` steps without templates. */
+const FLOOR_CASES: readonly CaseName[] = ["chain", "fanout", "dag", "polling", "concurrent"];
 
 function floorOnly(cases: readonly CaseName[]): boolean {
   const floor = flag("BENCH_FLOOR", false);

@@ -7,9 +7,10 @@
  * owner's index before the `202` and again at its end (SPEC 8.2), an alarm a lease ahead (so a
  * crash resumes the run) and cleared at the end, a step's start committed before its call
  * (SPEC 5.5) and its result after it, and a status read of one row. Not done: validation,
- * templates, retries, events, counters, ETags, webhooks; steps run one after another, in the
- * plan's order (enough for the plans of (1) and (5): chains). A step with `params.url` is a GET
- * of it, any other step passes.
+ * retries, events, counters, ETags, webhooks, and templates beyond the order they imply: a
+ * step runs once its `dependsOn` and the steps its params name (`${step[k]...}`) have, at most
+ * `config.maxParallel` at a time, which is enough for the plans of (1)–(5). A step with
+ * `params.url` is a GET of it, any other step passes.
  *
  *   POST /v1/runs       a plan -> 202 { runId, status }
  *   GET  /v1/runs/:id   { runId, status, createdAt, startedAt, endedAt, progress }
@@ -62,7 +63,7 @@ export class FloorRun extends DurableObject {
     for (let i = 0; i < plan.steps.length; i++)
       sql.exec("INSERT INTO steps VALUES (?, 'pending', NULL)", i);
     await this.ctx.storage.setAlarm(now + LEASE_MS);
-    void this.steps(plan, 0);
+    void this.steps(plan);
     await this.index(id, "running");
   }
 
@@ -72,19 +73,57 @@ export class FloorRun extends DurableObject {
     if (!run || run.status !== "running") return;
     await this.ctx.storage.setAlarm(Date.now() + LEASE_MS);
     if (this.live) return;
-    await this.steps(JSON.parse(run.plan), run.done);
+    await this.steps(JSON.parse(run.plan));
   }
 
-  async steps(plan, from) {
+  /**
+   * Runs every step not yet done, each once its dependencies are, at most `config.maxParallel`
+   * calls at a time. A step without a URL passes at once, in the same turn (a chain of them is
+   * one commit, as it was when the floor ran only chains).
+   */
+  async steps(plan) {
     this.live = true;
     const sql = this.ctx.storage.sql;
-    for (let i = from; i < plan.steps.length; i++) {
-      sql.exec("UPDATE steps SET status = 'running' WHERE i = ?", i);
-      const url = plan.steps[i].params?.url;
-      const output = typeof url === "string" ? await (await fetch(url)).text() : "null";
+    const n = plan.steps.length;
+    const deps = dependencies(plan);
+    const done = sql
+      .exec("SELECT status FROM steps ORDER BY i")
+      .toArray()
+      .map((r) => r.status === "succeeded");
+    const started = [...done];
+    const max = plan.config?.maxParallel ?? n;
+    let inFlight = 0;
+    let left = done.filter((d) => !d).length;
+    const finish = (i, output) => {
       sql.exec("UPDATE steps SET status = 'succeeded', output = ? WHERE i = ?", output, i);
       sql.exec("UPDATE run SET done = done + 1 WHERE k = 1");
-    }
+      done[i] = true;
+      left--;
+    };
+    await new Promise((resolve) => {
+      const pump = () => {
+        for (let i = 0; i < n && inFlight < max; i++) {
+          if (started[i] || !deps[i].every((d) => done[d])) continue;
+          started[i] = true;
+          sql.exec("UPDATE steps SET status = 'running' WHERE i = ?", i);
+          const url = plan.steps[i].params?.url;
+          if (typeof url !== "string") {
+            finish(i, "null");
+            continue;
+          }
+          inFlight++;
+          void fetch(url)
+            .then((r) => r.text())
+            .then((output) => {
+              inFlight--;
+              finish(i, output);
+              pump();
+            });
+        }
+        if (left === 0) resolve();
+      };
+      pump();
+    });
     sql.exec("UPDATE run SET status = 'completed', ended_at = ? WHERE k = 1", Date.now());
     await this.ctx.storage.deleteAlarm();
     this.live = false;
@@ -111,6 +150,15 @@ export class FloorRun extends DurableObject {
       progress: { completedSteps: r.done, totalSteps: r.total },
     };
   }
+}
+
+/** Each step's dependencies, by index: its `dependsOn` and the steps its params name (`${step[k]...}`). */
+function dependencies(plan) {
+  const index = new Map(plan.steps.map((s, i) => [s.id, i]));
+  return plan.steps.map((s) => {
+    const named = [...JSON.stringify(s.params ?? {}).matchAll(/\$\{step\[(\d+)\]/g)];
+    return [...(s.dependsOn ?? []).map((id) => index.get(id)), ...named.map((m) => Number(m[1]))];
+  });
 }
 
 export default {
