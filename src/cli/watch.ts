@@ -64,16 +64,17 @@ export async function watchRun(
     })().finally(() => (reading = undefined));
     return reading;
   };
-  draw();
-  const ticker = out.isTTY ? setInterval(draw, 1000) : undefined;
   // Ctrl-C (or a SIGTERM, as `timeout` sends) leaves the run going, and the terminal as it
-  // was: the cursor shown again. The exit code is the shell's for the signal.
+  // was: the cursor shown again. The exit code is the shell's for the signal. Listening before
+  // the first frame hides the cursor, so that no signal can fall between the two.
   const interrupted = (signal: NodeJS.Signals) => {
     out.restore();
     process.exit(signal === "SIGTERM" ? 143 : 130);
   };
   process.once("SIGINT", interrupted);
   process.once("SIGTERM", interrupted);
+  draw();
+  const ticker = out.isTTY ? setInterval(draw, 1000) : undefined;
   try {
     // A run that was over before the first read still gets its lines: the stream replays its log.
     if (!out.json || !isFinal(state.run.status)) await follow(client, runId, out, refresh, draw);
