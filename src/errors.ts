@@ -62,7 +62,7 @@ export class RateLimitedError extends EdgestepError {
   }
 }
 
-/** Something the request needs cannot be reached for now (the caller's run index): retry. */
+/** Something the request needs cannot be reached for now (the caller's run index, a run's object that restarted): retry. */
 export class UnavailableError extends EdgestepError {
   readonly code = "unavailable";
   readonly status = 503;
@@ -79,6 +79,24 @@ export class ConfigurationError extends EdgestepError {
 export class UnauthorizedError extends EdgestepError {
   readonly code = "unauthorized";
   readonly status = 401;
+}
+
+/**
+ * workerd's own error from a call into a Durable Object that a retry gets past, as a named one:
+ * the object restarted while it answered (`durableObjectReset`: e.g. its watchdog restarted it
+ * for a lost call) or it is overloaded. Anything else is not the runtime's to excuse.
+ */
+export function unavailableObject(err: unknown): UnavailableError | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const { durableObjectReset, overloaded } = err as Record<string, unknown>;
+  const why =
+    durableObjectReset === true
+      ? "restarted before it answered: send the request again"
+      : overloaded === true
+        ? "is overloaded: retry shortly"
+        : undefined;
+  if (why === undefined) return undefined;
+  return new UnavailableError(`the Durable Object serving this request ${why}`, { cause: err });
 }
 
 function summarize(issues: Issue[]): string {

@@ -140,7 +140,7 @@ describe("what the runtime loses: a call, a timer (the watchdog)", () => {
     expect(await plannerCalls(key)).toHaveLength(1);
   });
 
-  it("a cancel sent while a lost call holds the run is answered when the object restarts; sent again, it cancels", async () => {
+  it("a cancel sent while a lost call holds the run is a 503 to retry when the object restarts; sent again, it cancels", async () => {
     const key = unique("lost-cancel");
     const runId = await started({ steps: [lostStep("a", key)] });
     const iteration = alarmInBackground(runId);
@@ -150,7 +150,14 @@ describe("what the runtime loses: a call, a timer (the watchdog)", () => {
     await advanceClock(runId, TIMEOUT_MS + CALL_GRACE_MS + 1);
     await expect(fireAlarm(runId)).rejects.toThrow(/the call was lost/);
     expect(await iteration).toBe("rejected");
-    expect((await first).res.status).toBeGreaterThanOrEqual(500);
+    const refused = await first;
+    expect(refused.res.status).toBe(503);
+    expect(refused.res.headers.get("Retry-After")).toBe("1");
+    expect(refused.body.error).toEqual({
+      code: "unavailable",
+      message:
+        "the Durable Object serving this request restarted before it answered: send the request again",
+    });
 
     const again = await post(`/v1/runs/${runId}/cancel`);
     expect(again.res.status).toBe(200);

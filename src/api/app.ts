@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { settings, type Env } from "../env";
-import { EdgestepError, InvalidPlanError } from "../errors";
+import { EdgestepError, InvalidPlanError, unavailableObject } from "../errors";
 import { allowedMethods } from "./allowed-methods";
 import { authenticate } from "./auth";
 import { callbackRoutes } from "./callbacks";
@@ -50,7 +50,8 @@ export function createApp() {
     );
   });
 
-  app.onError((err, c) => {
+  app.onError((thrown, c) => {
+    const err = thrown instanceof EdgestepError ? thrown : (unavailableObject(thrown) ?? thrown);
     if (err instanceof EdgestepError) {
       // The operator's to fix (a bad variable): in the Worker's log as well as in the answer.
       if (err.status >= 500) console.error(`edgestep: ${err.message}`);

@@ -17,11 +17,15 @@ export const LOCAL_SERVER = {
 
 type Operation = { security?: unknown[]; responses: Record<string, unknown> };
 
+const UNAVAILABLE_OBJECT =
+  "unavailable (Retry-After: 1): the Durable Object serving the request restarted before it answered, or is overloaded: send it again";
+
 /**
  * Every operation under /v1, and the document, may answer 500 `misconfigured` (a variable of the deployment is
- * invalid); under the bearer scheme also 401 (SPEC 6), and with REQUIRE_API_KEYS and no
- * API_KEYS, 503: declared once here rather than in each route, so a new route cannot forget
- * them (a route that declares a 503 of its own says both).
+ * invalid); every one under /v1 503 `unavailable` (the object serving it restarted); under the
+ * bearer scheme also 401 (SPEC 6), and with REQUIRE_API_KEYS and no API_KEYS, 503: declared
+ * once here rather than in each route, so a new route cannot forget them (a route that declares
+ * a 503 of its own says what it adds).
  */
 function withDeploymentResponses<T extends { paths: Record<string, Record<string, Operation>> }>(
   doc: T,
@@ -33,12 +37,15 @@ function withDeploymentResponses<T extends { paths: Record<string, Record<string
       op.responses[500] ??= error(
         "misconfigured: a variable of the deployment (TOOLS, DESTINATIONS, MAX_STEPS_PER_PLAN, ...) is invalid; the message names it",
       );
-      if (op.security?.length === 0) continue;
+      if (op.security?.length === 0) {
+        if (path.startsWith("/v1/")) op.responses[503] ??= error(UNAVAILABLE_OBJECT);
+        continue;
+      }
       op.responses[401] = error(
         "missing, malformed or unknown API key (only when API_KEYS is set)",
       );
       op.responses[503] ??= error(
-        "auth_not_configured: the deployment requires API_KEYS (REQUIRE_API_KEYS) and none is set",
+        `auth_not_configured: the deployment requires API_KEYS (REQUIRE_API_KEYS) and none is set; or ${UNAVAILABLE_OBJECT}`,
       );
     }
   }
