@@ -71,8 +71,10 @@ describe("the listing catches up after faults", () => {
     const posting = submitVia(via, gatedPlan(), headers);
     await until(async () => (await via(`/v1/runs/${runId}`)).status === 200, "the run is stored");
     expect(await alarmAt(runId)).not.toBeNull();
-    await abortObject(runId); // the POST in flight fails with the object
-    expect((await posting).res.status).toBe(500);
+    await abortObject(runId); // the POST in flight fails with the object: a 503 to retry
+    const failed = await posting;
+    expect([failed.res.status, failed.body.error.code]).toEqual([503, "unavailable"]);
+    expect(failed.res.headers.get("Retry-After")).toBe("1");
     await index.restart().catch(() => {});
     await retryUntil(runId, async () => (await statuses(via))[0]?.[1] === "waiting");
     const retried = await submitVia(via, gatedPlan(), headers); // the client's safe retry
