@@ -48,7 +48,7 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
-          // Two files at a time in each project, and both projects at once (they share
+          // Two files at a time, from one queue for both projects (they share
           // `sequence.groupOrder`, so they must share `maxWorkers`): the files mostly wait for
           // timers, processes and sockets, and Vitest's default on 2 cores is one file at a
           // time. With two, the Worker tests run in two workerds, each booted once.
