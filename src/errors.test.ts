@@ -20,8 +20,18 @@ describe("unavailableObject: workerd's errors from a Durable Object call that a 
     );
   });
 
+  it("a platform error marked retryable is a 503; one thrown by the object's own code is not", () => {
+    const unreached = unavailableObject(Object.assign(new Error("x"), { retryable: true }));
+    expect(unreached?.message).toBe(
+      "the Durable Object serving this request could not be reached: send the request again",
+    );
+    const own = Object.assign(new Error("x"), { retryable: true, remote: true });
+    expect(unavailableObject(own)).toBeUndefined();
+  });
+
   it("anything else is left alone", () => {
-    for (const other of [new Error("boom"), { durableObjectReset: "yes" }, null, "text", 7])
+    const others = [new Error("boom"), { durableObjectReset: "yes" }, { retryable: false }];
+    for (const other of [...others, null, "text", 7])
       expect(unavailableObject(other)).toBeUndefined();
   });
 });

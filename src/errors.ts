@@ -82,19 +82,23 @@ export class UnauthorizedError extends EdgestepError {
 }
 
 /**
- * workerd's own error from a call into a Durable Object that a retry gets past, as a named one:
- * the object restarted while it answered (`durableObjectReset`: e.g. its watchdog restarted it
- * for a lost call) or it is overloaded. Anything else is not the runtime's to excuse.
+ * The runtime's own error from a call into a Durable Object that a later try gets past, as a
+ * named one: the object restarted while it answered (`durableObjectReset`: e.g. its watchdog
+ * restarted it for a lost call), it is overloaded, or the platform could not reach it
+ * (`retryable`, not thrown by the object's code, which sets `remote`). Anything else is not the
+ * runtime's to excuse.
  */
 export function unavailableObject(err: unknown): UnavailableError | undefined {
   if (typeof err !== "object" || err === null) return undefined;
-  const { durableObjectReset, overloaded } = err as Record<string, unknown>;
+  const { durableObjectReset, overloaded, retryable, remote } = err as Record<string, unknown>;
   const why =
     durableObjectReset === true
       ? "restarted before it answered: send the request again"
       : overloaded === true
         ? "is overloaded: retry shortly"
-        : undefined;
+        : retryable === true && remote !== true
+          ? "could not be reached: send the request again"
+          : undefined;
   if (why === undefined) return undefined;
   return new UnavailableError(`the Durable Object serving this request ${why}`, { cause: err });
 }

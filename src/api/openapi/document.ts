@@ -18,7 +18,7 @@ export const LOCAL_SERVER = {
 type Operation = { security?: unknown[]; responses: Record<string, unknown> };
 
 const UNAVAILABLE_OBJECT =
-  "unavailable (Retry-After: 1): the Durable Object serving the request restarted before it answered, or is overloaded: send it again";
+  "unavailable (Retry-After: 1): the Durable Object serving the request restarted before it answered, is overloaded or could not be reached: send it again";
 
 /**
  * Every operation under /v1, and the document, may answer 500 `misconfigured` (a variable of the deployment is
