@@ -33,26 +33,26 @@ function parse(text: string): { doc: unknown; error: string | null } {
   }
 }
 
-export function Playground() {
+/** The draft (kept in this tab) and, 400 ms behind it, the text the preview shows. */
+function useDraft() {
   const [text, setText] = useState(
     () => sessionStorage.getItem(DRAFT) ?? JSON.stringify(first, null, 2),
   );
-  const [verdict, setVerdict] = useState<Verdict>({ kind: "none" });
-  const [busy, setBusy] = useState(false);
-  const [focus, setFocus] = useState<number | null>(null);
-
   useEffect(() => sessionStorage.setItem(DRAFT, text), [text]);
   const [shown, setShown] = useState(text);
   useEffect(() => {
     const t = setTimeout(() => setShown(text), 400);
     return () => clearTimeout(t);
   }, [text]);
+  return { text, setText, shown };
+}
 
+/** The preview's graph of `shown`: levels and critical path from validation once it passed. */
+function usePreview(shown: string, valid: ValidateResult | null) {
   const parsed = useMemo(() => parse(shown), [shown]);
   const steps = useMemo(() => previewSteps(parsed.doc), [parsed]);
   const model = useMemo(() => graphOf(steps), [steps]);
   const layout = useLayout(model);
-  const valid = verdict.kind === "valid" ? verdict.result : null;
   const critical = useMemo(() => {
     if (valid) return valid.criticalPath.flatMap((id) => model.index.get(id) ?? []);
     return criticalPathOf(model, null, 0);
@@ -68,6 +68,21 @@ export function Playground() {
     );
     return out;
   }, [valid, model]);
+  return { parseError: parsed.error, steps, model, layout, critical, levelOf };
+}
+
+export function Playground() {
+  const { text, setText, shown } = useDraft();
+  const [verdict, setVerdict] = useState<Verdict>({ kind: "none" });
+  const [busy, setBusy] = useState(false);
+  const [focus, setFocus] = useState<number | null>(null);
+  const valid = verdict.kind === "valid" ? verdict.result : null;
+  const preview = usePreview(shown, valid);
+  /** A new text: the verdict was on the one it replaces. */
+  const replace = (next: string) => {
+    setText(next);
+    setVerdict({ kind: "none" });
+  };
 
   const call = async (what: "validate" | "submit") => {
     setBusy(true);
@@ -98,53 +113,14 @@ export function Playground() {
 
   return (
     <div class="page playground">
-      <div class="page-head">
-        <h1>Playground</h1>
-        <select
-          name="example"
-          onChange={(e) => {
-            const v = EXAMPLES[(e.target as HTMLSelectElement).value];
-            if (v) {
-              setText(JSON.stringify(v, null, 2));
-              setVerdict({ kind: "none" });
-            }
-          }}
-        >
-          <option value="">load an example…</option>
-          {Object.keys(EXAMPLES).map((k) => (
-            <option key={k} value={k}>
-              {k}
-            </option>
-          ))}
-        </select>
-        <label class="file">
-          open a file
-          <input
-            type="file"
-            accept=".json,application/json"
-            onChange={async (e) => {
-              const input = e.target as HTMLInputElement;
-              const f = input.files?.[0];
-              if (f) {
-                setText(await f.text());
-                setVerdict({ kind: "none" }); // it was the verdict on the text replaced
-              }
-              // Else the same file chosen again (after edits to revert) fires no change.
-              input.value = "";
-            }}
-          />
-        </label>
-      </div>
+      <PlaygroundHead onLoad={replace} />
       <div class="pg-body">
         <div class="pg-editor">
           <textarea
             name="plan"
             spellcheck={false}
             value={text}
-            onInput={(e) => {
-              setText((e.target as HTMLTextAreaElement).value);
-              setVerdict({ kind: "none" });
-            }}
+            onInput={(e) => replace((e.target as HTMLTextAreaElement).value)}
           />
           <div class="pg-actions">
             <button
@@ -165,47 +141,17 @@ export function Playground() {
               Submit and open the run
             </button>
           </div>
-          {parsed.error && <p class="message">{`Not JSON yet: ${parsed.error}`}</p>}
-          {verdict.kind === "valid" && (
-            <div class="verdict ok" data-testid="valid">
-              <strong>Valid.</strong>
-              <ol class="levels">
-                {verdict.result.levels.map((ids, l) => (
-                  <li key={l}>{`level ${l}: ${ids.join(", ")}`}</li>
-                ))}
-              </ol>
-              <p>{`Critical path: ${verdict.result.criticalPath.join(" → ")}`}</p>
-            </div>
-          )}
-          {verdict.kind === "valid" && (
-            <PlanWarnings
-              warnings={verdict.result.warnings ?? []}
-              title="Warnings (the plan runs without these fields):"
-              onPick={pickIssue}
-            />
-          )}
-          {verdict.kind === "invalid" && (
-            <div class="verdict bad" data-testid="invalid">
-              <strong>{verdict.code}</strong>
-              {verdict.issues.length === 0 && <p>{verdict.message}</p>}
-              <ul class="issues">
-                {verdict.issues.map((i, k) => (
-                  <li key={k} data-path={i.path} onClick={() => pickIssue(i.path)}>
-                    <code class="path">{i.path}</code> {i.message}
-                  </li>
-                ))}
-              </ul>
-            </div>
-          )}
+          {preview.parseError && <p class="message">{`Not JSON yet: ${preview.parseError}`}</p>}
+          <VerdictView verdict={verdict} onPick={pickIssue} />
         </div>
         <div class="pg-preview">
-          {layout ? (
+          {preview.layout ? (
             <DagView
-              model={model}
-              layout={layout}
-              planSteps={steps}
-              critical={critical}
-              levelOf={levelOf}
+              model={preview.model}
+              layout={preview.layout}
+              planSteps={preview.steps}
+              critical={preview.critical}
+              levelOf={preview.levelOf}
               selected={focus}
               onSelect={setFocus}
             />
@@ -216,4 +162,82 @@ export function Playground() {
       </div>
     </div>
   );
+}
+
+/** The title, the examples and a file to open: each replaces the draft. */
+function PlaygroundHead({ onLoad }: { onLoad: (text: string) => void }) {
+  return (
+    <div class="page-head">
+      <h1>Playground</h1>
+      <select
+        name="example"
+        onChange={(e) => {
+          const v = EXAMPLES[(e.target as HTMLSelectElement).value];
+          if (v) onLoad(JSON.stringify(v, null, 2));
+        }}
+      >
+        <option value="">load an example…</option>
+        {Object.keys(EXAMPLES).map((k) => (
+          <option key={k} value={k}>
+            {k}
+          </option>
+        ))}
+      </select>
+      <label class="file">
+        open a file
+        <input
+          type="file"
+          accept=".json,application/json"
+          onChange={async (e) => {
+            const input = e.target as HTMLInputElement;
+            const f = input.files?.[0];
+            if (f) onLoad(await f.text());
+            // Else the same file chosen again (after edits to revert) fires no change.
+            input.value = "";
+          }}
+        />
+      </label>
+    </div>
+  );
+}
+
+/** Validation's answer: the levels, critical path and warnings, or the issues at their paths. */
+function VerdictView({ verdict, onPick }: { verdict: Verdict; onPick: (path: string) => void }) {
+  switch (verdict.kind) {
+    case "none":
+      return null;
+    case "valid":
+      return (
+        <>
+          <div class="verdict ok" data-testid="valid">
+            <strong>Valid.</strong>
+            <ol class="levels">
+              {verdict.result.levels.map((ids, l) => (
+                <li key={l}>{`level ${l}: ${ids.join(", ")}`}</li>
+              ))}
+            </ol>
+            <p>{`Critical path: ${verdict.result.criticalPath.join(" → ")}`}</p>
+          </div>
+          <PlanWarnings
+            warnings={verdict.result.warnings ?? []}
+            title="Warnings (the plan runs without these fields):"
+            onPick={onPick}
+          />
+        </>
+      );
+    case "invalid":
+      return (
+        <div class="verdict bad" data-testid="invalid">
+          <strong>{verdict.code}</strong>
+          {verdict.issues.length === 0 && <p>{verdict.message}</p>}
+          <ul class="issues">
+            {verdict.issues.map((i, k) => (
+              <li key={k} data-path={i.path} onClick={() => onPick(i.path)}>
+                <code class="path">{i.path}</code> {i.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      );
+  }
 }
