@@ -5,6 +5,7 @@
  * skipped), and a failed run's rollback draws its compensation path.
  */
 import Panzoom, { type PanzoomObject } from "@panzoom/panzoom";
+import type { RefObject } from "preact";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import type { PlanStep, RunStatus, StepStatus } from "../types";
 import { DagNode, nodeSubtitle, type NodeProps } from "./dag-node";
@@ -86,13 +87,17 @@ function Arrow({ id }: { id: string }) {
   );
 }
 
-export function DagView(props: DagProps) {
-  const { model, layout, steps, planSteps, critical, rollback, selected, onSelect, levelOf } =
-    props;
-  const viewport = useRef<HTMLDivElement>(null);
-  const stage = useRef<HTMLDivElement>(null);
+/**
+ * Pan and zoom over `stage` inside `viewport`; `fit` shows the whole layout, after Panzoom's own
+ * first pan (a timer it sets when created) and whenever the view changes size (the side panel
+ * opens or closes).
+ */
+function usePanzoom(
+  viewport: RefObject<HTMLDivElement | null>,
+  stage: RefObject<HTMLDivElement | null>,
+  layout: Layout,
+) {
   const panzoom = useRef<PanzoomObject | null>(null);
-
   useEffect(() => {
     const pz = Panzoom(stage.current!, {
       canvas: true,
@@ -124,8 +129,6 @@ export function DagView(props: DagProps) {
       force: true,
     });
   };
-  // After Panzoom's own first pan (a timer it sets when created), and whenever the view
-  // changes size (the side panel opens or closes).
   useEffect(() => {
     const t = setTimeout(fit, 0);
     const resized = new ResizeObserver(() => fit());
@@ -135,6 +138,14 @@ export function DagView(props: DagProps) {
       resized.disconnect();
     };
   }, [layout]);
+  return { panzoom, fit };
+}
+
+export function DagView(props: DagProps) {
+  const { model, layout, critical, rollback, steps, onSelect } = props;
+  const viewport = useRef<HTMLDivElement>(null);
+  const stage = useRef<HTMLDivElement>(null);
+  const { panzoom, fit } = usePanzoom(viewport, stage, layout);
 
   const criticalEdges = useMemo(() => {
     const set = new Set<string>();
@@ -166,19 +177,7 @@ export function DagView(props: DagProps) {
           role="img"
           aria-label={`graph of ${model.ids.length} steps`}
         >
-          <defs>
-            <Arrow id="arrow" />
-            <Arrow id="arrow-comp" />
-            <pattern
-              id="hatch"
-              width="6"
-              height="6"
-              patternUnits="userSpaceOnUse"
-              patternTransform="rotate(45)"
-            >
-              <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />
-            </pattern>
-          </defs>
+          <Defs />
           <g class="edges">
             {layout.edges.map((e) => (
               <path
@@ -195,32 +194,12 @@ export function DagView(props: DagProps) {
             ))}
           </g>
           <g class="nodes">
-            {model.ids.map((id, i) => {
-              const step = steps?.[i];
-              const plan = planSteps?.[i];
-              const tool = plan?.tool ?? step?.tool ?? "";
-              const props: NodeProps = {
-                id,
-                index: i,
-                at: layout.nodes[i]!,
-                tool,
-                status: step?.status ?? "planned",
-                reason: step?.reason,
-                subtitle:
-                  !step && plan?.forEach !== undefined
-                    ? `${tool} · forEach`
-                    : nodeSubtitle(step, tool),
-                items: step?.items,
-                critical: onPath.has(i),
-                selected: selected === i,
-                hasWhen: plan?.when !== undefined,
-                hasCompensate: plan?.compensate !== undefined,
-                compensation: compensated.get(id),
-                level: levelOf?.[i],
-                onSelect: select,
-              };
-              return <DagNode key={id} {...props} />;
-            })}
+            {model.ids.map((id, i) => (
+              <DagNode
+                key={id}
+                {...nodeProps(props, i, onPath.has(i), compensated.get(id), select)}
+              />
+            ))}
           </g>
         </svg>
       </div>
@@ -237,4 +216,53 @@ export function DagView(props: DagProps) {
       </div>
     </div>
   );
+}
+
+/** The arrowheads and the hatching the edges and nodes refer to. */
+function Defs() {
+  return (
+    <defs>
+      <Arrow id="arrow" />
+      <Arrow id="arrow-comp" />
+      <pattern
+        id="hatch"
+        width="6"
+        height="6"
+        patternUnits="userSpaceOnUse"
+        patternTransform="rotate(45)"
+      >
+        <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />
+      </pattern>
+    </defs>
+  );
+}
+
+/** What node `i` shows: its run entry if any, else what the plan says of it. */
+function nodeProps(
+  { model, layout, steps, planSteps, selected, levelOf }: DagProps,
+  i: number,
+  critical: boolean,
+  compensation: NodeProps["compensation"],
+  onSelect: (i: number) => void,
+): NodeProps {
+  const step = steps?.[i];
+  const plan = planSteps?.[i];
+  const tool = plan?.tool ?? step?.tool ?? "";
+  return {
+    id: model.ids[i]!,
+    index: i,
+    at: layout.nodes[i]!,
+    tool,
+    status: step?.status ?? "planned",
+    reason: step?.reason,
+    subtitle: !step && plan?.forEach !== undefined ? `${tool} · forEach` : nodeSubtitle(step, tool),
+    items: step?.items,
+    critical,
+    selected: selected === i,
+    hasWhen: plan?.when !== undefined,
+    hasCompensate: plan?.compensate !== undefined,
+    compensation,
+    level: levelOf?.[i],
+    onSelect,
+  };
 }
