@@ -106,7 +106,8 @@ function Row({ r, now }: { r: RunListEntry; now: number }) {
   );
 }
 
-export function RunsPage() {
+/** The filters as typed (kept in the address) and, 250 ms behind them, as the list applies them. */
+function useFilters() {
   // The address holds the filters: Back from a run, or a reload, shows the same list.
   const [filters, setFilters] = useState<Filters>(() => filtersOfQuery(location.search));
   const [applied, setApplied] = useState<Filters>(filters);
@@ -114,34 +115,18 @@ export function RunsPage() {
     // Replaced, not pushed: each keystroke is no page of its own to go Back to.
     history.replaceState(history.state, "", `${location.pathname}${queryOfFilters(filters)}`);
   }, [filters]);
-
   // Typing settles for a moment before the list is asked again.
   useEffect(() => {
     const t = setTimeout(() => setApplied(filters), 250);
     return () => clearTimeout(t);
   }, [filters]);
+  return { filters, setFilters, applied };
+}
 
+export function RunsPage() {
+  const { filters, setFilters, applied } = useFilters();
   const { runs, next, stats, unavailable, error, refreshing, more } = useRunList(applied);
-
-  const set = (k: keyof Filters) => (e: Event) =>
-    setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value });
-
-  if (unavailable)
-    return (
-      <div class="page">
-        <h1>Runs</h1>
-        <p class="notice" data-testid="listing-unavailable">
-          Listing is not available on this server (it needs <code>GET /v1/runs</code>). Open a run
-          by its id:
-        </p>
-        <OpenById />
-        <p>
-          Or write a plan in the <a href="/playground">playground</a> and submit it.
-        </p>
-      </div>
-    );
-
-  const now = Date.now();
+  if (unavailable) return <ListingUnavailable />;
   return (
     <div class="page" data-refreshing={String(refreshing)}>
       <div class="page-head">
@@ -156,23 +141,7 @@ export function RunsPage() {
           pick={(status) => setFilters({ ...filters, status })}
         />
       )}
-      <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <select name="status" value={filters.status} onChange={set("status")}>
-          <option value="">any status</option>
-          {RUN_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-        <input name="name" placeholder="name (exact)" value={filters.name} onInput={set("name")} />
-        <input
-          name="tag"
-          placeholder='tags key:value … (key:"a value" with spaces)'
-          value={filters.tags}
-          onInput={set("tags")}
-        />
-      </form>
+      <FilterForm filters={filters} onChange={setFilters} />
       {error && <p class="message">{error}</p>}
       {runs === null ? (
         !error && <p class="muted">Loading…</p>
@@ -181,31 +150,77 @@ export function RunsPage() {
           No runs match.
         </p>
       ) : (
-        <div class="table-scroll">
-          <table class="runs">
-            <thead>
-              <tr>
-                <th>status</th>
-                <th>name</th>
-                <th>created</th>
-                <th>took</th>
-                <th>progress</th>
-                <th>tags</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => (
-                <Row key={r.runId} r={r} now={now} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RunsTable runs={runs} now={Date.now()} />
       )}
       {next && (
         <button type="button" onClick={more}>
           Load more
         </button>
       )}
+    </div>
+  );
+}
+
+function ListingUnavailable() {
+  return (
+    <div class="page">
+      <h1>Runs</h1>
+      <p class="notice" data-testid="listing-unavailable">
+        Listing is not available on this server (it needs <code>GET /v1/runs</code>). Open a run by
+        its id:
+      </p>
+      <OpenById />
+      <p>
+        Or write a plan in the <a href="/playground">playground</a> and submit it.
+      </p>
+    </div>
+  );
+}
+
+function FilterForm({ filters, onChange }: { filters: Filters; onChange: (f: Filters) => void }) {
+  const set = (k: keyof Filters) => (e: Event) =>
+    onChange({ ...filters, [k]: (e.target as HTMLInputElement).value });
+  return (
+    <form class="filters" onSubmit={(e) => e.preventDefault()}>
+      <select name="status" value={filters.status} onChange={set("status")}>
+        <option value="">any status</option>
+        {RUN_STATUSES.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+      <input name="name" placeholder="name (exact)" value={filters.name} onInput={set("name")} />
+      <input
+        name="tag"
+        placeholder='tags key:value … (key:"a value" with spaces)'
+        value={filters.tags}
+        onInput={set("tags")}
+      />
+    </form>
+  );
+}
+
+function RunsTable({ runs, now }: { runs: readonly RunListEntry[]; now: number }) {
+  return (
+    <div class="table-scroll">
+      <table class="runs">
+        <thead>
+          <tr>
+            <th>status</th>
+            <th>name</th>
+            <th>created</th>
+            <th>took</th>
+            <th>progress</th>
+            <th>tags</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => (
+            <Row key={r.runId} r={r} now={now} />
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
