@@ -30,48 +30,10 @@ export function followEvents(opts: FollowOptions): () => void {
    * server said the run is over (a 204).
    */
   async function readOnce(): Promise<"gone" | "final" | void> {
-    const key = apiKey();
-    const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
-    if (lastId !== null) headers["last-event-id"] = lastId;
-    const res = await fetch(`/v1/runs/${encodeURIComponent(opts.runId)}/events`, {
-      headers,
-      signal: abort.signal,
-      cache: "no-store",
-    });
-    if (res.status === 401) keyNeeded(key);
-    // No such run (or it was deleted), or the key was refused (the page mounts again, and
-    // follows again, once a key is given): asking again would get the same answer forever.
-    if (res.status === 404 || res.status === 401) return "gone";
-    // Final, nothing left to send (a webhook still retrying does not change that): asking
-    // again would get the same answer.
-    if (res.status === 204) return "final";
-    if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
+    const opened = await openStream(opts.runId, lastId, abort.signal);
+    if (opened === "gone" || opened === "final") return opened;
     opts.onConnection("live");
-    const reader = res.body
-      .pipeThrough(new TextDecoderStream())
-      .pipeThrough(new EventSourceParserStream())
-      .getReader();
-    let batch: RunEvent[] = [];
-    let flush: ReturnType<typeof setTimeout> | null = null;
-    const send = () => {
-      flush = null;
-      const events = batch;
-      batch = [];
-      if (events.length > 0) opts.onEvents(events);
-    };
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        if (value.id) lastId = value.id;
-        batch.push(JSON.parse(value.data) as RunEvent);
-        // Events come in bursts (a replayed log, a fan-out): hand them over together.
-        flush ??= setTimeout(send, 30);
-      }
-    } finally {
-      if (flush) clearTimeout(flush);
-      send();
-    }
+    await readInBatches(opened, (id) => (lastId = id), opts.onEvents);
   }
 
   void (async () => {
@@ -101,4 +63,61 @@ export function followEvents(opts: FollowOptions): () => void {
     stopped = true;
     abort.abort();
   };
+}
+
+/** The run's event stream after `lastId`, or why there is none to read. */
+async function openStream(
+  runId: string,
+  lastId: string | null,
+  signal: AbortSignal,
+): Promise<ReadableStream | "gone" | "final"> {
+  const key = apiKey();
+  const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
+  if (lastId !== null) headers["last-event-id"] = lastId;
+  const res = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {
+    headers,
+    signal,
+    cache: "no-store",
+  });
+  if (res.status === 401) keyNeeded(key);
+  // No such run (or it was deleted), or the key was refused (the page mounts again, and
+  // follows again, once a key is given): asking again would get the same answer forever.
+  if (res.status === 404 || res.status === 401) return "gone";
+  // Final, nothing left to send (a webhook still retrying does not change that): asking
+  // again would get the same answer.
+  if (res.status === 204) return "final";
+  if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
+  return res.body;
+}
+
+/** Reads `body` to its end; events come in bursts (a replayed log, a fan-out): handed over together. */
+async function readInBatches(
+  body: ReadableStream,
+  onId: (id: string) => void,
+  onEvents: (events: RunEvent[]) => void,
+): Promise<void> {
+  const reader = body
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream())
+    .getReader();
+  let batch: RunEvent[] = [];
+  let flush: ReturnType<typeof setTimeout> | null = null;
+  const send = () => {
+    flush = null;
+    const events = batch;
+    batch = [];
+    if (events.length > 0) onEvents(events);
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value.id) onId(value.id);
+      batch.push(JSON.parse(value.data) as RunEvent);
+      flush ??= setTimeout(send, 30);
+    }
+  } finally {
+    if (flush) clearTimeout(flush);
+    send();
+  }
 }
