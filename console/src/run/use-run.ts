@@ -26,18 +26,16 @@ export interface RunData {
   refresh(): Promise<void>;
 }
 
-export function useRun(runId: string): RunData {
+/**
+ * The run's status, read at most once at a time: a read asked for while one is in flight
+ * waits for it and is made again after it (its answer may predate what prompted the ask).
+ */
+function useStatusReader(runId: string) {
   const [status, setStatus] = useState<RunStatus | null>(null);
   const [readAt, setReadAt] = useState(0);
-  const [plan, setPlan] = useState<RunPlan | null>(null);
-  const [events, setEvents] = useState<RunEvent[]>([]);
-  const [connection, setConnection] = useState<Connection>("connecting");
   const [error, setError] = useState<ApiError | Error | null>(null);
-  /** Bumped to follow the events again (a redriven or resumed run). */
-  const [follow, setFollow] = useState(0);
   const reading = useRef<Promise<RunStatus | null> | null>(null);
   const again = useRef(false);
-  const ended = useRef(false);
   const latest = useRef<RunStatus | null>(null);
 
   const readStatus = useCallback(async (): Promise<RunStatus | null> => {
@@ -66,6 +64,18 @@ export function useRun(runId: string): RunData {
     })();
     return reading.current;
   }, [runId]);
+  return { status, setStatus, readAt, error, setError, readStatus, reading, latest };
+}
+
+export function useRun(runId: string): RunData {
+  const { status, setStatus, readAt, error, setError, readStatus, reading, latest } =
+    useStatusReader(runId);
+  const [plan, setPlan] = useState<RunPlan | null>(null);
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [connection, setConnection] = useState<Connection>("connecting");
+  /** Bumped to follow the events again (a redriven or resumed run). */
+  const [follow, setFollow] = useState(0);
+  const ended = useRef(false);
 
   useEffect(() => {
     setStatus(null);
