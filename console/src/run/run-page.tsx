@@ -39,14 +39,7 @@ export function RunPage({ runId }: { runId: string }) {
   const itemLogs = useItemAttempts(runId, status?.steps);
   const timeline = useMemo(() => buildTimeline(events, itemLogs), [events, itemLogs]);
 
-  if (error && isNotFound(error))
-    return (
-      <div class="page" data-testid="run-not-found" data-connection={connection}>
-        <h1>Run not found</h1>
-        <p>{`No run ${runId} for this API key.`}</p>
-        <a href="/">Back to runs</a>
-      </div>
-    );
+  if (error && isNotFound(error)) return <RunNotFound runId={runId} connection={connection} />;
   if (!status) return <div class="page muted">{error ? error.message : "Loading run…"}</div>;
 
   const selectedIndex = selected === null ? null : (model?.index.get(selected) ?? null);
@@ -76,15 +69,7 @@ export function RunPage({ runId }: { runId: string }) {
                 selected={selectedIndex}
                 onSelect={(i) => setSelected(model.ids[i] ?? null)}
               />
-              <div class="legend">
-                <span class="key s-pending" /> pending
-                <span class="key s-succeeded" /> succeeded <span class="key s-running" /> running
-                <span class="key s-waiting" /> waiting <span class="key s-retrying" /> retrying
-                <span class="key s-failed" /> failed <span class="key s-skipped" /> skipped
-                <span class="key s-cancelled" /> cancelled
-                <span class="key critical" /> critical path
-                <span class="key compensation" /> compensation
-              </div>
+              <Legend />
             </div>
           ) : (
             <p class="muted">
@@ -111,6 +96,31 @@ export function RunPage({ runId }: { runId: string }) {
           onSelect={setSelected}
         />
       </section>
+    </div>
+  );
+}
+
+function RunNotFound({ runId, connection }: { runId: string; connection: string }) {
+  return (
+    <div class="page" data-testid="run-not-found" data-connection={connection}>
+      <h1>Run not found</h1>
+      <p>{`No run ${runId} for this API key.`}</p>
+      <a href="/">Back to runs</a>
+    </div>
+  );
+}
+
+/** What the graph's colours and marks mean. */
+function Legend() {
+  return (
+    <div class="legend">
+      <span class="key s-pending" /> pending
+      <span class="key s-succeeded" /> succeeded <span class="key s-running" /> running
+      <span class="key s-waiting" /> waiting <span class="key s-retrying" /> retrying
+      <span class="key s-failed" /> failed <span class="key s-skipped" /> skipped
+      <span class="key s-cancelled" /> cancelled
+      <span class="key critical" /> critical path
+      <span class="key compensation" /> compensation
     </div>
   );
 }

@@ -75,34 +75,7 @@ export function SidePanel({ runId, step, plan, onClose }: Props) {
           ×
         </button>
       </div>
-      <dl class="facts">
-        <dt>status</dt>
-        <dd data-testid="step-status">{`${step.status}${step.reason ? ` (${step.reason})` : ""}${step.waitingFor ? ` for ${step.waitingFor}` : ""}`}</dd>
-        <dt>tool</dt>
-        <dd>{step.tool}</dd>
-        <dt>attempts</dt>
-        <dd>{step.attempts}</dd>
-        <dt>took</dt>
-        <dd>{duration(step.durationMs)}</dd>
-        {step.nextAttemptAt && (
-          <>
-            <dt>next attempt</dt>
-            <dd>{time(step.nextAttemptAt)}</dd>
-          </>
-        )}
-        {step.items && (
-          <>
-            <dt>items</dt>
-            <dd>{`${step.items.succeeded} succeeded, ${step.items.failed} failed, ${step.items.cancelled ? `${step.items.cancelled} cancelled, ` : ""}${step.items.running} running of ${step.items.total}`}</dd>
-          </>
-        )}
-        {plan?.dependsOn.length ? (
-          <>
-            <dt>depends on</dt>
-            <dd>{plan.dependsOn.join(", ")}</dd>
-          </>
-        ) : null}
-      </dl>
+      <Facts step={step} plan={plan} />
       {step.error && (
         <div class="step-error">
           <strong>{step.error.category}</strong>
@@ -112,26 +85,7 @@ export function SidePanel({ runId, step, plan, onClose }: Props) {
       {error && <p class="message">{error}</p>}
       <h3>Attempts</h3>
       {detail ? <Attempts log={detail.attemptLog} /> : <p class="muted">loading…</p>}
-      {plan && (
-        <>
-          <h3>Params (as planned)</h3>
-          <p class="hint">
-            Templates as written; the API does not return resolved params. Header values are
-            redacted.
-          </p>
-          <pre class="json">{prettyJson(plan.params)}</pre>
-          {plan.when !== undefined && <p>{`when: ${String(plan.when)}`}</p>}
-          {plan.forEach !== undefined && (
-            <p>{`forEach: ${typeof plan.forEach === "string" ? plan.forEach : prettyJson(plan.forEach, 500)}`}</p>
-          )}
-          {plan.compensate && (
-            <>
-              <h3>Compensation</h3>
-              <pre class="json">{prettyJson(plan.compensate)}</pre>
-            </>
-          )}
-        </>
-      )}
+      {plan && <Planned plan={plan} />}
       <h3>Output</h3>
       {detail ? (
         <pre class="json output">{prettyJson(detail.data)}</pre>
@@ -139,5 +93,62 @@ export function SidePanel({ runId, step, plan, onClose }: Props) {
         <p class="muted">loading…</p>
       )}
     </aside>
+  );
+}
+
+/** The step's status entry at a glance. */
+function Facts({ step, plan }: { step: StepStatus; plan: PlanStep | undefined }) {
+  return (
+    <dl class="facts">
+      <dt>status</dt>
+      <dd data-testid="step-status">{`${step.status}${step.reason ? ` (${step.reason})` : ""}${step.waitingFor ? ` for ${step.waitingFor}` : ""}`}</dd>
+      <dt>tool</dt>
+      <dd>{step.tool}</dd>
+      <dt>attempts</dt>
+      <dd>{step.attempts}</dd>
+      <dt>took</dt>
+      <dd>{duration(step.durationMs)}</dd>
+      {step.nextAttemptAt && (
+        <>
+          <dt>next attempt</dt>
+          <dd>{time(step.nextAttemptAt)}</dd>
+        </>
+      )}
+      {step.items && (
+        <>
+          <dt>items</dt>
+          <dd>{`${step.items.succeeded} succeeded, ${step.items.failed} failed, ${step.items.cancelled ? `${step.items.cancelled} cancelled, ` : ""}${step.items.running} running of ${step.items.total}`}</dd>
+        </>
+      )}
+      {plan?.dependsOn.length ? (
+        <>
+          <dt>depends on</dt>
+          <dd>{plan.dependsOn.join(", ")}</dd>
+        </>
+      ) : null}
+    </dl>
+  );
+}
+
+/** What the plan says of the step: its params as written, `when`, `forEach`, `compensate`. */
+function Planned({ plan }: { plan: PlanStep }) {
+  return (
+    <>
+      <h3>Params (as planned)</h3>
+      <p class="hint">
+        Templates as written; the API does not return resolved params. Header values are redacted.
+      </p>
+      <pre class="json">{prettyJson(plan.params)}</pre>
+      {plan.when !== undefined && <p>{`when: ${String(plan.when)}`}</p>}
+      {plan.forEach !== undefined && (
+        <p>{`forEach: ${typeof plan.forEach === "string" ? plan.forEach : prettyJson(plan.forEach, 500)}`}</p>
+      )}
+      {plan.compensate && (
+        <>
+          <h3>Compensation</h3>
+          <pre class="json">{prettyJson(plan.compensate)}</pre>
+        </>
+      )}
+    </>
   );
 }
