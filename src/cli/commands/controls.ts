@@ -28,6 +28,13 @@ function show(ctx: Context, result: ControlResult, what: string): void {
 }
 
 export function controlCommands(program: Command): void {
+  answerCommands(program);
+  lifecycleCommands(program);
+  repairCommands(program);
+}
+
+/** `approve` and `deny`: the risk gate, or an approval step. */
+function answerCommands(program: Command): void {
   program
     .command("approve")
     .description("approve the risk gate, or an approval step (--step)")
@@ -64,7 +71,10 @@ export function controlCommands(program: Command): void {
         show(ctx, result, "denied");
       }),
     );
+}
 
+/** `cancel`, `resume` and `retry`. */
+function lifecycleCommands(program: Command): void {
   program
     .command("cancel")
     .description("cancel a run")
@@ -94,7 +104,10 @@ export function controlCommands(program: Command): void {
     .action(
       action(async (ctx, runId: string) => show(ctx, await ctx.client.retryRun(runId), "redriven")),
     );
+}
 
+/** `replan` and `callback`: answers that carry data. */
+function repairCommands(program: Command): void {
   program
     .command("replan")
     .description(
@@ -108,33 +121,10 @@ export function controlCommands(program: Command): void {
     .option("--give-up [reason]", "decline the repair: the step fails (replan_declined)")
     .option("-s, --step <stepId>", "the step whose repair this is (default: the only one waiting)")
     .action(
-      action(
-        async (
-          ctx,
-          runId: string,
-          opts: { steps?: string; giveUp?: string | true; step?: string },
-        ) => {
-          if ((opts.steps === undefined) === (opts.giveUp === undefined))
-            throw new UsageError("give exactly one of --steps and --give-up");
-          const stepId = opts.step === undefined ? {} : { stepId: opts.step };
-          let body: ReplanRequest;
-          if (opts.giveUp !== undefined) {
-            const reason = opts.giveUp === true ? {} : { reason: opts.giveUp };
-            body = { giveUp: true as const, ...reason, ...stepId };
-          } else {
-            const repair = await readJsonArgument(opts.steps!, "--steps");
-            const steps = Array.isArray(repair) ? repair : (repair as { steps?: unknown }).steps;
-            if (!Array.isArray(steps))
-              throw new UsageError("--steps: expected a list of steps or { steps }");
-            body = {
-              steps: steps as Extract<ReplanRequest, { steps: unknown }>["steps"],
-              ...stepId,
-            };
-          }
-          const result = await ctx.client.replanRun(runId, body);
-          show(ctx, result, opts.giveUp === undefined ? "repaired" : "repair declined");
-        },
-      ),
+      action(async (ctx, runId: string, opts: ReplanOptions) => {
+        const result = await ctx.client.replanRun(runId, await replanBody(opts));
+        show(ctx, result, opts.giveUp === undefined ? "repaired" : "repair declined");
+      }),
     );
 
   program
@@ -157,4 +147,25 @@ export function controlCommands(program: Command): void {
         else ctx.out.line("callback applied");
       }),
     );
+}
+
+interface ReplanOptions {
+  steps?: string;
+  giveUp?: string | true;
+  step?: string;
+}
+
+/** `replan`'s request: the repair read from --steps, or --give-up with its reason. */
+async function replanBody(opts: ReplanOptions): Promise<ReplanRequest> {
+  if ((opts.steps === undefined) === (opts.giveUp === undefined))
+    throw new UsageError("give exactly one of --steps and --give-up");
+  const stepId = opts.step === undefined ? {} : { stepId: opts.step };
+  if (opts.giveUp !== undefined) {
+    const reason = opts.giveUp === true ? {} : { reason: opts.giveUp };
+    return { giveUp: true as const, ...reason, ...stepId };
+  }
+  const repair = await readJsonArgument(opts.steps!, "--steps");
+  const steps = Array.isArray(repair) ? repair : (repair as { steps?: unknown }).steps;
+  if (!Array.isArray(steps)) throw new UsageError("--steps: expected a list of steps or { steps }");
+  return { steps: steps as Extract<ReplanRequest, { steps: unknown }>["steps"], ...stepId };
 }
