@@ -306,6 +306,58 @@ describe("controls through the CLI", () => {
   });
 });
 
+describe("edgestep replan: a person's repair (replan mode human)", () => {
+  // `find` passes 0, which its verify finds falsy: the run waits for a person's repair.
+  const find = (value: number) => ({
+    id: "find",
+    tool: "pass",
+    params: { value },
+    verify: "${output}",
+  });
+  const plan = {
+    replan: { mode: "human" },
+    steps: [find(0), { id: "after", tool: "pass", params: { value: "${steps.find.data}" } }],
+  };
+  const waitingRun = async () => {
+    const runId = await submitted(plan);
+    await statusWhen(runId, (s) => s.pendingReplan?.length === 1);
+    return runId;
+  };
+
+  it("--steps (JSON or a file, a list or { steps }) repairs; a repair that does not validate exits 3 and the run still waits", async () => {
+    const runId = await waitingRun();
+    const bad = await edgestep(["replan", runId, "--steps", '[{"id":"find","tool":"nope"}]']);
+    expect([bad.code, bad.stderr]).toEqual([3, expect.stringContaining('unknown tool "nope"')]);
+    expect((await statusWhen(runId, () => true)).pendingReplan).toHaveLength(1);
+
+    const file = join(await mkdtemp(join(tmpdir(), "edgestep-replan-")), "repair.json");
+    await writeFile(file, JSON.stringify({ steps: [find(7)] }));
+    const repaired = await edgestep(["replan", runId, "--steps", file, "--step", "find"]);
+    expect(repaired.lines).toEqual([expect.stringMatching(`^${runId} repaired: the run is \\w+$`)]);
+    expect((await edgestep(["get", runId, "--watch"])).code).toBe(0);
+    const done = await statusWhen(runId, (s) => s.status === "completed");
+    expect(done.replans).toEqual([expect.objectContaining({ answer: "repaired" })]);
+  });
+
+  it("--give-up declines (the step fails replan_declined); exactly one of --steps and --give-up", async () => {
+    const runId = await waitingRun();
+    expect((await edgestep(["replan", runId])).code).toBe(2);
+    expect((await edgestep(["replan", runId, "--steps", "[]", "--give-up"])).code).toBe(2);
+    const notAList = await edgestep(["replan", runId, "--steps", '{"x":1}']);
+    expect([notAList.code, notAList.stderr]).toEqual([
+      2,
+      expect.stringContaining("--steps: expected a list of steps or { steps }"),
+    ]);
+    const declined = await edgestep(["replan", runId, "--give-up", "no fix today"]);
+    expect(declined.lines).toEqual([
+      expect.stringMatching(`^${runId} repair declined: the run is \\w+$`),
+    ]);
+    expect((await edgestep(["get", runId, "--watch"])).code).toBe(1);
+    const failed = await statusWhen(runId, (s) => s.status === "failed");
+    expect(failed.steps[0].error).toMatchObject({ category: "replan_declined" });
+  });
+});
+
 describe("errors and exit codes", () => {
   it("a reader that stops early (| head) ends the CLI quietly, with exit 0", async () => {
     const runId = await submitted({
