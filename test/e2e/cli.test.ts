@@ -25,7 +25,12 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  worker = await bootWorker(upstream.url, { API_KEYS: KEY });
+  // A destination no test calls, for `edgestep destinations` to list.
+  const destinations = { "api.example.com": { concurrency: 2, ratePerSecond: 5 } };
+  worker = await bootWorker(upstream.url, {
+    API_KEYS: KEY,
+    DESTINATIONS: JSON.stringify(destinations),
+  });
   env = { EDGESTEP_URL: worker.url, EDGESTEP_API_KEY: KEY };
 });
 
@@ -355,6 +360,27 @@ describe("edgestep replan: a person's repair (replan mode human)", () => {
     expect((await edgestep(["get", runId, "--watch"])).code).toBe(1);
     const failed = await statusWhen(runId, (s) => s.status === "failed");
     expect(failed.steps[0].error).toMatchObject({ category: "replan_declined" });
+  });
+});
+
+describe("edgestep destinations", () => {
+  it("lists the destinations with their limits, calls in flight and waiting; --json the document", async () => {
+    const text = await edgestep(["destinations"]);
+    expect(text.code).toBe(0);
+    expect(text.lines.map((l) => l.split(/ {2,}/))).toEqual([
+      ["DESTINATION", "LIMITS", "IN FLIGHT", "WAITING", "PAUSED UNTIL"],
+      ["api.example.com", "2 at once, 5/s", "0", "0"],
+    ]);
+    const json = await edgestep(["destinations", "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        destination: "api.example.com",
+        limits: { concurrency: 2, ratePerSecond: 5 },
+        inFlight: 0,
+        waiting: 0,
+        pausedUntil: null,
+      },
+    ]);
   });
 });
 
