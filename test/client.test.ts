@@ -56,7 +56,7 @@ describe("the client against the Worker", () => {
     ]);
   });
 
-  it("creates a run, reads its status, steps, results and events", async () => {
+  it("creates a run, reads its status, steps, results, plan and events", async () => {
     const created = await client.createRun(chain);
     expect(created).toMatchObject({ status: "pending", created: true });
     await drive(created.runId);
@@ -69,6 +69,12 @@ describe("the client against the Worker", () => {
       attemptLog: [{ attempt: 1 }],
     });
     expect((await client.getResults(created.runId)).map((r) => r.stepId)).toEqual(["a", "b"]);
+    const { revision, plan } = await client.getRunPlan(created.runId);
+    expect(revision).toBe(0);
+    expect(plan.name).toBe("client-chain");
+    expect(plan.steps.map((s) => [s.id, s.tool, s.params])).toEqual(
+      chain.steps.map((s) => [s.id, s.tool, s.params]),
+    );
     const page = await client.listEvents(created.runId, { limit: 2 });
     expect(page.events).toHaveLength(2);
     expect(page.next).toBe(page.events[1]!.seq);
