@@ -48,14 +48,11 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
-          // Two files at a time, from one queue for both projects (they share
-          // `sequence.groupOrder`, so they must share `maxWorkers`): the files mostly wait for
-          // timers, processes and sockets, and Vitest's default on 2 cores is one file at a
-          // time. With two, the Worker tests run in two workerds, each booted once.
-          maxWorkers: 2,
-          // One workerd for all the files a Vitest worker runs, rather than one started (about
-          // 1.5 s) for each: the files share nothing but the upstream, which they already
-          // shared; each test makes its own runs, keys and upstream paths (helpers.ts `unique`).
+          // One workerd for every file, rather than one started (about 1.5 s) for each: the
+          // files share nothing but the upstream, which they already shared; each test makes
+          // its own runs, keys and upstream paths (helpers.ts `unique`). One file at a time
+          // (Vitest's default on 2 cores): two at a time took the suite from 334 to 202 s
+          // alone, but two suites at once (four files) then stalled tests past their budgets.
           isolate: false,
           globalSetup: ["./test/global-setup.ts"],
           // Boots the Worker before a file's first test (once per workerd): see the file.
@@ -68,7 +65,6 @@ export default defineConfig({
         extends: false,
         test: {
           name: "e2e",
-          maxWorkers: 2,
           environment: "node",
           globalSetup: ["./test/e2e/global-setup.ts"],
           include: ["test/e2e/**/*.test.ts"],

@@ -3,7 +3,7 @@
  * a run's object (module loading, the first SQLite database), seconds on a busy machine. Made
  * here, once per workerd, so that no test's own time pays for them; later files find it warm.
  * Booting is work, not a wait on anything a test does: on a loaded machine (two suites at once,
- * four files each starting a process or a browser) it took 4.7–10 s, hence its own budget.
+ * their files starting processes and browsers) it took 4.7–10 s, hence its own budget.
  */
 import { exports } from "cloudflare:workers";
 import { beforeAll } from "vitest";
