@@ -116,27 +116,33 @@ describe("forEach: items and data", () => {
   });
 
   it("data is in item order even when items complete in another order", async () => {
-    const delays = [300, 20, 150, 0];
+    // Item 0 answers only once items 1-3 have been recorded: they complete first, whatever the load.
+    const gate = unique("each-gate");
+    const urls = [`/gate/${gate}`, "/delay/0", "/delay/20", "/delay/0"];
     const runId = await started({
       steps: [
         {
           id: "each",
           tool: "http",
-          forEach: delays,
-          params: { url: `${upstreamUrl}/delay/\${item}`, query: { i: "${index}" } },
+          forEach: urls.map((path) => `${upstreamUrl}${path}`),
+          params: { url: "${item}", query: { i: "${index}" } },
         },
       ],
     });
+    const iteration = alarmInBackground(runId);
+    const answered = async () =>
+      (await stepDetail(runId, "each")).attemptLog
+        .filter((a: any) => a.endedAt)
+        .map((a: any) => a.item);
+    await until(async () => (await answered()).length === 3, "items 1-3 answered");
+    expect((await answered()).sort()).toEqual([1, 2, 3]);
+    await fetch(`${upstreamUrl}/gate/${gate}/open`, { method: "POST" });
+    expect(await iteration).toBe("settled");
     await drive(runId);
     const each = await stepDetail(runId, "each");
-    expect(each.data.map((d: any) => d.ms)).toEqual(delays);
+    expect(each.status).toBe("succeeded");
     expect(each.data.map((d: any) => d.query.i)).toEqual(["0", "1", "2", "3"]);
-    // completion order differed from item order: item 0 (300 ms) ended after items 1 and 3
-    const ended = new Map<number, number>(
-      each.attemptLog.map((a: any) => [a.item, Date.parse(a.endedAt)]),
-    );
-    expect(ended.get(0)!).toBeGreaterThan(ended.get(1)!);
-    expect(ended.get(0)!).toBeGreaterThan(ended.get(3)!);
+    expect(each.data.map((d: any) => d.key ?? d.ms)).toEqual([gate, 0, 20, 0]);
   });
 
   it("an empty array succeeds with data []", async () => {

@@ -11,6 +11,8 @@
  *                              delay in ms (in each list, the last repeats)
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
+ *   ANY  /gate/<key>           answers { ok, key, query } once POST /gate/<key>/open was called (at
+ *                              once after): a test decides when a call completes
  *   ANY  /text                 a text/plain body
  *   ANY  /redirect?to=<url>&status=<n>   a redirect (307 by default) to <url>
  *   ANY  /deep?depth=<n>&kind=object|array   JSON nested <n> levels deep
@@ -64,6 +66,8 @@ export interface Upstream {
 export async function startUpstream(port = 0): Promise<Upstream> {
   const calls: LoggedCall[] = [];
   const counters = new Map<string, number>();
+  /** `/gate/<key>`: whether it is open, and the answers held until it is. */
+  const gates = new Map<string, { open: boolean; held: (() => void)[] }>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -150,6 +154,20 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       const timer = setInterval(() => res.write("1,"), 100);
       res.on("close", () => clearInterval(timer));
       return;
+    }
+    const gate = /^\/gate\/([^/]+)(\/open)?$/.exec(path);
+    if (gate) {
+      const [, key, open] = gate;
+      const state = gates.get(key!) ?? { open: false, held: [] };
+      gates.set(key!, state);
+      if (open) {
+        state.open = true;
+        for (const answer of state.held.splice(0)) answer();
+        return json(res, 200, { ok: true, opened: key });
+      }
+      const answer = () =>
+        json(res, 200, { ok: true, key, query: Object.fromEntries(url.searchParams) });
+      return void (state.open ? answer() : state.held.push(answer));
     }
     const delay = /^\/delay\/(\d+)$/.exec(path);
     if (delay) {
