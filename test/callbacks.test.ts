@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
 import { byId, events, post, started, status, stepDetail } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
-import { fireAlarm, until } from "./helpers";
+import { fireAlarm, gate, until } from "./helpers";
 import { callsWithRun, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** Long enough that no timeout fires by itself during a test. */
@@ -377,6 +377,8 @@ describe("callback durability", () => {
   });
 
   it("a callback that arrives while the iteration is live (another step in flight) is applied in it", async () => {
+    // `slow` answers once the callback has been: the iteration is live until then, whatever the load.
+    const slow = gate("cb-live");
     const runId = await started({
       steps: [
         {
@@ -386,12 +388,14 @@ describe("callback durability", () => {
           timeoutMs: TEN_MINUTES,
         },
         { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
-        { id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/500` } },
+        { id: "slow", tool: "http", params: { url: slow.url } },
       ],
     });
     const inFlight = alarmInBackground(runId);
     await until(async () => (await stepDetail(runId, "cb")).status === "waiting", "cb waits");
     expect((await answer(await tokenOf(runId), { output: "live" })).res.status).toBe(200);
+    await until(async () => (await stepDetail(runId, "after")).status === "succeeded", "after ran");
+    await slow.open();
     expect(await inFlight).toBe("settled");
     const s = await status(runId);
     expect(s.status).toBe("completed");

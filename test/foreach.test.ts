@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { byId, events, execute, post, started, status, stepDetail } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
-import { fireAlarm, runStub, until } from "./helpers";
+import { fireAlarm, gate, runStub, until } from "./helpers";
 import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** Item queries for `scriptedEach`: the upstream's answers (and delay) come from the item. */
@@ -117,14 +117,14 @@ describe("forEach: items and data", () => {
 
   it("data is in item order even when items complete in another order", async () => {
     // Item 0 answers only once items 1-3 have been recorded: they complete first, whatever the load.
-    const gate = unique("each-gate");
-    const urls = [`/gate/${gate}`, "/delay/0", "/delay/20", "/delay/0"];
+    const first = gate("each-gate");
+    const later = ["/delay/0", "/delay/20", "/delay/0"].map((path) => `${upstreamUrl}${path}`);
     const runId = await started({
       steps: [
         {
           id: "each",
           tool: "http",
-          forEach: urls.map((path) => `${upstreamUrl}${path}`),
+          forEach: [first.url, ...later],
           params: { url: "${item}", query: { i: "${index}" } },
         },
       ],
@@ -136,13 +136,18 @@ describe("forEach: items and data", () => {
         .map((a: any) => a.item);
     await until(async () => (await answered()).length === 3, "items 1-3 answered");
     expect((await answered()).sort()).toEqual([1, 2, 3]);
-    await fetch(`${upstreamUrl}/gate/${gate}/open`, { method: "POST" });
+    await first.open();
     expect(await iteration).toBe("settled");
     await drive(runId);
     const each = await stepDetail(runId, "each");
     expect(each.status).toBe("succeeded");
     expect(each.data.map((d: any) => d.query.i)).toEqual(["0", "1", "2", "3"]);
-    expect(each.data.map((d: any) => d.key ?? d.ms)).toEqual([gate, 0, 20, 0]);
+    expect(each.data.map((d: any) => d.key ?? d.ms)).toEqual([
+      first.url.split("/").pop(),
+      0,
+      20,
+      0,
+    ]);
   });
 
   it("an empty array succeeds with data []", async () => {
@@ -610,8 +615,10 @@ describe("forEach: status views", () => {
   });
 
   it("shows running items while the fan-out is in flight", async () => {
+    // The items hold their answers until the test has seen two of them running.
+    const held = gate("each-running");
     const runId = await started({
-      steps: [httpEach([0, 1, 2], { url: `${upstreamUrl}/delay/400` }, { maxConcurrency: 2 })],
+      steps: [httpEach([0, 1, 2], { url: held.url }, { maxConcurrency: 2 })],
     });
     const inFlight = alarmInBackground(runId);
     let seen: any;
@@ -622,6 +629,7 @@ describe("forEach: status views", () => {
     expect(seen.status).toBe("running");
     expect(seen.items).toEqual({ total: 3, succeeded: 0, failed: 0, cancelled: 0, running: 2 });
     expect(seen.attempts).toBe(2); // item attempts count as they start, not when the step ends
+    await held.open();
     await inFlight;
     expect(byId(await drive(runId)).each.items).toEqual({
       total: 3,

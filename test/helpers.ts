@@ -251,6 +251,18 @@ export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
   );
 }
 
+/**
+ * An upstream URL whose calls answer only once `open()` was called (at once after): the test,
+ * not the machine's speed, decides when they complete.
+ */
+export function gate(name: string): { url: string; open: () => Promise<void> } {
+  const url = `${upstreamUrl}/gate/${unique(name)}`;
+  return {
+    url,
+    open: async () => void (await fetch(`${url}/open`, { method: "POST" })).body?.cancel(),
+  };
+}
+
 /** Upstream calls on `prefix` whose JSON body names `runId` (the callback tool's POSTs). */
 export async function callsWithRun(prefix: string, runId: string): Promise<any[]> {
   return (await upstreamCalls(prefix)).filter(
