@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { alarmInBackground, byId, drive, events, fireAlarm, post, runCalls } from "./helpers";
-import { started, status, until, upstreamUrl } from "./helpers";
+import { gate, started, status, until, upstreamUrl } from "./helpers";
 import { findStep, fixedFind, runToEnd } from "./replan-support";
 
 const human = { mode: "human" as const };
@@ -151,18 +151,18 @@ describe("a person's repair (SPEC 9.2, mode human)", () => {
   });
 
   it("a repair posted while other steps are in flight runs once they settle", async () => {
+    // `slow` answers once the repair has been posted: it is in flight until then, whatever the load.
+    const slow = gate("replan-slow");
     const runId = await started({
       replan: human,
-      steps: [
-        findStep(),
-        { id: "slow", tool: "http", params: { url: `${upstreamUrl}/delay/1500` } },
-      ],
+      steps: [findStep(), { id: "slow", tool: "http", params: { url: slow.url } }],
     });
     const inFlight = alarmInBackground(runId);
     await until(async () => byId(await status(runId)).find.status === "waiting", "find waits");
     expect(byId(await status(runId)).slow.status).toBe("running");
     const { res } = await post(`/v1/runs/${runId}/replan`, { steps: [fixedFind] });
     expect(res.status).toBe(200);
+    await slow.open();
     expect(await inFlight).toBe("settled");
     const run = await drive(runId);
     expect(run.status).toBe("completed");
