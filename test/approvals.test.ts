@@ -8,7 +8,7 @@ import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { byId, events, post, start, started, status, stepDetail } from "./helpers";
 import { abortObject, alarmAt, alarmInBackground, drive, fireAlarm, runStub } from "./helpers";
-import { until } from "./helpers";
+import { gate, until } from "./helpers";
 import { runCalls, script, unique, upstreamCalls, upstreamUrl } from "./helpers";
 
 /** A plan whose steps x (high risk) and y (high risk, readonly) sit behind the risk gate. */
@@ -368,12 +368,13 @@ describe("approval step", () => {
   });
 
   it("an answer that arrives while the iteration is live is applied in that iteration", async () => {
-    const key = unique("appr-live");
+    // `slow` answers once `after` has run: the iteration is live until then, whatever the load.
+    const slow = gate("appr-live");
     const runId = await started({
       steps: [
         { id: "gate", tool: "approval", params: {} },
         { id: "after", tool: "pass", params: { value: "${steps.gate.data.approved}" } },
-        { id: "slow", tool: "http", params: { url: script(`${key}-slow`, "?delay=400") } },
+        { id: "slow", tool: "http", params: { url: slow.url } },
       ],
     });
     const inFlight = alarmInBackground(runId);
@@ -382,6 +383,8 @@ describe("approval step", () => {
       "the approval step waits",
     );
     expect((await approve(runId, { approved: true, stepId: "gate" })).res.status).toBe(200);
+    await until(async () => byId(await status(runId)).after.status === "succeeded", "after ran");
+    await slow.open();
     expect(await inFlight).toBe("settled");
     const s = await status(runId);
     expect(s.status).toBe("completed");

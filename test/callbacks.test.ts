@@ -276,29 +276,13 @@ describe("callback durability", () => {
   });
 
   it("a callback that arrives before the outbound POST returns is kept and applied", async () => {
-    const ms = 600 + Math.floor(Math.random() * 100);
-    const runId = await started({
-      steps: [
-        {
-          id: "cb",
-          tool: "callback",
-          params: { url: `${upstreamUrl}/delay/${ms}` },
-          timeoutMs: TEN_MINUTES,
-        },
-        { id: "after", tool: "pass", params: { value: "${steps.cb.data}" } },
-      ],
-    });
-    const inFlight = alarmInBackground(runId);
-    let token = "";
-    await until(async () => {
-      const bodies = await sent(runId, `/delay/${ms}`);
-      token = bodies[0]?.token ?? "";
-      return token !== "";
-    }, "the outbound POST reached the upstream");
+    const post = gate("early-kept");
+    const { runId, token, inFlight } = await postInFlight(post.url);
     // the POST is still in flight: the step is running, not waiting
     expect((await stepDetail(runId, "cb")).status).toBe("running");
     expect((await answer(token, { output: { early: true } })).res.status).toBe(200);
     expect((await answer(token, { output: { early: false } })).res.status).toBe(409);
+    await post.open();
     expect(await inFlight).toBe("settled");
     const s = await drive(runId);
     expect(s.status).toBe("completed");
@@ -306,9 +290,12 @@ describe("callback durability", () => {
     expect((await stepDetail(runId, "after")).data).toEqual({ early: true });
   });
 
-  /** A run whose callback POST goes to `path` (on the upstream), and the token once the POST arrived there. */
+  /**
+   * A run whose callback POST goes to `url`, held there (a gate) until the test opens it; the
+   * token once the POST arrived.
+   */
   async function postInFlight(
-    path: string,
+    url: string,
     stepExtra: Record<string, unknown> = {},
   ): Promise<{ runId: string; token: string; inFlight: Promise<string> }> {
     const runId = await started({
@@ -316,7 +303,7 @@ describe("callback durability", () => {
         {
           id: "cb",
           tool: "callback",
-          params: { url: `${upstreamUrl}${path}` },
+          params: { url },
           timeoutMs: TEN_MINUTES,
           ...stepExtra,
         },
@@ -326,47 +313,53 @@ describe("callback durability", () => {
     const inFlight = alarmInBackground(runId);
     let token = "";
     await until(async () => {
-      token = (await sent(runId, path.split("?")[0]))[0]?.token ?? "";
+      token = (await sent(runId, new URL(url).pathname))[0]?.token ?? "";
       return token !== "";
     }, "the outbound POST reached the upstream");
     return { runId, token, inFlight };
   }
 
   /** postInFlight, then the answer to its token, while the POST is still in flight. */
-  async function earlyAnswered(path: string) {
-    const posted = await postInFlight(path);
+  async function earlyAnswered(url: string) {
+    const posted = await postInFlight(url);
     expect((await answer(posted.token, { output: { early: true } })).res.status).toBe(200);
     return posted;
   }
 
   it("an early answer decides the step even when the outbound POST then fails", async () => {
-    const key = unique("early-500");
-    const { runId, inFlight } = await earlyAnswered(`/script/${key}?plan=500&delay=500`);
+    const post = gate("early-500");
+    const { runId, inFlight } = await earlyAnswered(`${post.url}?status=500`);
+    await post.open();
     expect(await inFlight).toBe("settled");
     expect((await drive(runId)).status).toBe("completed");
     expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
-    expect(await sent(runId, `/script/${key}`)).toHaveLength(1); // answered, so never retried
+    expect(await sent(runId, new URL(post.url).pathname)).toHaveLength(1); // answered, so never retried
   });
 
   it("an early answer survives a restart in the middle of the outbound POST", async () => {
-    const key = unique("early-abort");
-    const { runId, inFlight } = await earlyAnswered(`/script/${key}?plan=200&delay=700`);
+    const post = gate("early-abort");
+    const { runId, inFlight } = await earlyAnswered(post.url);
     await abortObject(runId);
     await inFlight;
+    await post.open();
     expect((await drive(runId)).status).toBe("completed");
     expect((await stepDetail(runId, "cb")).data).toEqual({ early: true });
-    expect(await sent(runId, `/script/${key}`)).toHaveLength(1); // not interrupted and retried
+    expect(await sent(runId, new URL(post.url).pathname)).toHaveLength(1); // not interrupted and retried
   });
 
   it("a restart in the middle of the outbound POST retries it with the same token: the job's answer to it completes the step", async () => {
-    const key = unique("cb-abort");
-    const { runId, token, inFlight } = await postInFlight(`/script/${key}?plan=200&delay=700`, {
+    const post = gate("cb-abort");
+    const { runId, token, inFlight } = await postInFlight(post.url, {
       retry: { maxRetries: 2, baseDelayMs: 0 },
     });
     await abortObject(runId);
     await inFlight;
+    await post.open();
     await drive(runId);
-    expect((await sent(runId, `/script/${key}`)).map((b) => b.token)).toEqual([token, token]);
+    expect((await sent(runId, new URL(post.url).pathname)).map((b) => b.token)).toEqual([
+      token,
+      token,
+    ]);
     const cb = await stepDetail(runId, "cb");
     expect(cb).toMatchObject({ status: "waiting", waitingFor: "callback", attempts: 2 });
     expect(cb.attemptLog[0]).toMatchObject({ attempt: 1, category: "interrupted" });

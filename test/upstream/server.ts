@@ -11,8 +11,9 @@
  *                              delay in ms (in each list, the last repeats)
  *   ANY  /delay/<ms>           answers after <ms> milliseconds
  *   ANY  /hang                 never answers
- *   ANY  /gate/<key>           answers { ok, key, query } once POST /gate/<key>/open was called (at
- *                              once after): a test decides when a call completes
+ *   ANY  /gate/<key>?status=<n>  answers { ok, key, query } (status 200 unless given) once
+ *                              POST /gate/<key>/open was called (at once after): a test decides
+ *                              when a call completes
  *   ANY  /text                 a text/plain body
  *   ANY  /redirect?to=<url>&status=<n>   a redirect (307 by default) to <url>
  *   ANY  /deep?depth=<n>&kind=object|array   JSON nested <n> levels deep
@@ -165,8 +166,9 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         for (const answer of state.held.splice(0)) answer();
         return json(res, 200, { ok: true, opened: key });
       }
+      const status = Number(url.searchParams.get("status") ?? 200);
       const answer = () =>
-        json(res, 200, { ok: true, key, query: Object.fromEntries(url.searchParams) });
+        json(res, status, { ok: status < 400, key, query: Object.fromEntries(url.searchParams) });
       return void (state.open ? answer() : state.held.push(answer));
     }
     const delay = /^\/delay\/(\d+)$/.exec(path);
