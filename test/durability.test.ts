@@ -9,7 +9,7 @@ import { DAY_MS } from "../src/engine/retention";
 import { api, byId, events, started, status, stepDetail, submit } from "./helpers";
 import { abortObject, advanceToAlarm, alarmAt, alarmInBackground, drive } from "./helpers";
 import { fireAlarm, runAlarm, runStub, until } from "./helpers";
-import { script, unique, upstreamCalls } from "./helpers";
+import { gate, script, unique, upstreamCalls } from "./helpers";
 
 /** Step statuses by id, from the API (it answers while an iteration is in flight). */
 async function stepStatuses(runId: string): Promise<Record<string, string>> {
@@ -26,13 +26,14 @@ async function untilRunning(runId: string, stepId: string): Promise<void> {
 describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
   it("resumes the run: succeeded steps are not called again, the interrupted one is retried with the same key", async () => {
     const key = unique("dur");
+    const held = gate("dur-b"); // b's calls answer once the test has restarted the object
     const runId = await started({
       steps: [
         { id: "a", tool: "http", params: { url: script(`${key}-a`) } },
         {
           id: "b",
           tool: "http",
-          params: { url: script(`${key}-b`, "?delay=400") },
+          params: { url: held.url },
           dependsOn: ["a"],
           retry: { baseDelayMs: 0 },
         },
@@ -46,6 +47,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     expect((await stepStatuses(runId)).a).toBe("succeeded");
     await abortObject(runId);
     await inFlight;
+    await held.open();
 
     // The attempt was recorded as started before the call; the run still has an alarm.
     expect((await stepStatuses(runId)).b).toBe("running");
@@ -71,7 +73,8 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     const aCalls = await upstreamCalls(`/script/${key}-a`);
     expect(aCalls).toHaveLength(1);
     // Whether the aborted attempt's request reached the upstream is a race: one or two calls, one key.
-    const bCalls = await upstreamCalls(`/script/${key}-b`);
+    const bPath = new URL(held.url).pathname;
+    const bCalls = (await upstreamCalls(bPath)).filter((c) => c.path === bPath); // not /open
     expect(bCalls.length).toBeGreaterThanOrEqual(1);
     expect(bCalls.length).toBeLessThanOrEqual(2);
     expect(new Set(bCalls.map((c) => c.idempotencyKey))).toEqual(new Set([`${runId}:b`]));
@@ -80,14 +83,14 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
   });
 
   it("the iteration a restart cut off goes on uncounted: a crash costs the run no iteration", async () => {
-    const key = unique("dur-iter");
+    const held = gate("dur-iter");
     const runId = await started({
       config: { mode: { type: "continuous", maxIterations: 1 } },
       steps: [
         {
           id: "a",
           tool: "http",
-          params: { url: script(`${key}-a`, "?delay=400") },
+          params: { url: held.url },
           retry: { baseDelayMs: 0, jitter: "none" },
         },
       ],
@@ -96,6 +99,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     await untilRunning(runId, "a");
     await abortObject(runId);
     await inFlight;
+    await held.open();
 
     const final = await drive(runId);
     expect(final).toMatchObject({ status: "completed", iterations: 1 });
@@ -105,13 +109,13 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
   });
 
   it("an interrupted attempt counts against maxRetries", async () => {
-    const key = unique("dur-max");
+    const held = gate("dur-max");
     const runId = await started({
       steps: [
         {
           id: "b",
           tool: "http",
-          params: { url: script(`${key}-b`, "?delay=400") },
+          params: { url: held.url },
           retry: { maxRetries: 0 },
         },
       ],
@@ -120,6 +124,7 @@ describe("a restart in the middle of an attempt (SPEC 5.5)", () => {
     await untilRunning(runId, "b");
     await abortObject(runId);
     await inFlight;
+    await held.open();
 
     const final = await drive(runId);
     expect(final.status).toBe("failed");
@@ -215,15 +220,16 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
   });
 
   it("while an attempt is in flight the alarm is set (a lease), so a crash resumes the run", async () => {
-    const key = unique("alarm-lease");
+    const held = gate("alarm-lease");
     const runId = await started({
-      steps: [{ id: "b", tool: "http", params: { url: script(`${key}-b`, "?delay=300") } }],
+      steps: [{ id: "b", tool: "http", params: { url: held.url } }],
     });
     const inFlight = fireAlarm(runId);
     await untilRunning(runId, "b");
     const lease = await alarmAt(runId);
     expect(lease).not.toBeNull();
     expect(lease!).toBeGreaterThan(Date.now());
+    await held.open();
     await inFlight;
     const done = await status(runId);
     expect(done.status).toBe("completed");
@@ -234,12 +240,13 @@ describe("a run with work left always has an alarm (SPEC 5.5)", () => {
 describe("the alarm while attempts are in flight", () => {
   it("points at a retry due before the lease ends, so after a crash the retry runs on time", async () => {
     const key = unique("lease-retry");
+    const held = gate("lease-retry-a"); // a stays in flight until the object has restarted
     const runId = await started({
       steps: [
         {
           id: "a",
           tool: "http",
-          params: { url: script(`${key}-a`, "?delay=1500") },
+          params: { url: held.url },
           // Its interrupted attempt's retry is far off: with the default full jitter it could
           // fall due while b's retry is in flight and run in the same iteration.
           retry: { baseDelayMs: 60_000, jitter: "none" },
@@ -259,6 +266,7 @@ describe("the alarm while attempts are in flight", () => {
 
     await abortObject(runId); // nobody holds b's retry in memory any more
     expect(await inFlight).toBe("rejected");
+    await held.open();
     expect(await advanceToAlarm(runId)).toBe(retryAt);
     await fireAlarm(runId);
     const s = await status(runId);
