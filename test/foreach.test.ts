@@ -142,12 +142,7 @@ describe("forEach: items and data", () => {
     const each = await stepDetail(runId, "each");
     expect(each.status).toBe("succeeded");
     expect(each.data.map((d: any) => d.query.i)).toEqual(["0", "1", "2", "3"]);
-    expect(each.data.map((d: any) => d.key ?? d.ms)).toEqual([
-      first.url.split("/").pop(),
-      0,
-      20,
-      0,
-    ]);
+    expect(each.data.map((d: any) => d.key ?? d.ms)).toEqual([first.key, 0, 20, 0]);
   });
 
   it("an empty array succeeds with data []", async () => {

@@ -255,12 +255,12 @@ export async function runCalls(runId: string, prefix = "/"): Promise<any[]> {
  * An upstream URL whose calls answer only once `open()` was called (at once after): the test,
  * not the machine's speed, decides when they complete.
  */
-export function gate(name: string): { url: string; open: () => Promise<void> } {
-  const url = `${upstreamUrl}/gate/${unique(name)}`;
-  return {
-    url,
-    open: async () => void (await fetch(`${url}/open`, { method: "POST" })).body?.cancel(),
-  };
+export function gate(name: string) {
+  const key = unique(name);
+  const path = `/gate/${key}`;
+  const url = `${upstreamUrl}${path}`;
+  const open = async () => void (await fetch(`${url}/open`, { method: "POST" })).body?.cancel();
+  return { key, path, url, open };
 }
 
 /** Upstream calls on `prefix` whose JSON body names `runId` (the callback tool's POSTs). */

@@ -25,7 +25,8 @@
  *                              the Idempotency-Key. Its log entries also get `endedAt` and `aborted`.
  *   POST /jobs, /deploy/<target>, /undeploy   the demo operations of examples/deploy.json (demo-ops.ts)
  *   POST /planner, /planner/answer/<key>?plan=&body=&delay=   planners for replanning (planners.ts)
- *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix
+ *   GET  /_log?prefix=/script/x    the logged calls whose path starts with prefix (it and a gate's
+ *                              /open are controls, not logged)
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -75,6 +76,12 @@ export async function startUpstream(port = 0): Promise<Upstream> {
     req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));
   });
 
+  function gateOf(key: string) {
+    const state = gates.get(key) ?? { open: false, held: [] };
+    gates.set(key, state);
+    return state;
+  }
+
   function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
     const url = new URL(req.url ?? "/", "http://upstream");
     const path = url.pathname;
@@ -85,6 +92,14 @@ export async function startUpstream(port = 0): Promise<Upstream> {
         200,
         calls.filter((c) => c.path.startsWith(prefix)),
       );
+    }
+    // Opening a gate is the test's control, like /_log: not a call, so not logged.
+    const opened = /^\/gate\/([^/]+)\/open$/.exec(path);
+    if (opened) {
+      const state = gateOf(opened[1]!);
+      state.open = true;
+      for (const answer of state.held.splice(0)) answer();
+      return json(res, 200, { ok: true, opened: opened[1] });
     }
     const call: LoggedCall = {
       method: req.method ?? "GET",
@@ -156,16 +171,10 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       res.on("close", () => clearInterval(timer));
       return;
     }
-    const gate = /^\/gate\/([^/]+)(\/open)?$/.exec(path);
+    const gate = /^\/gate\/([^/]+)$/.exec(path);
     if (gate) {
-      const [, key, open] = gate;
-      const state = gates.get(key!) ?? { open: false, held: [] };
-      gates.set(key!, state);
-      if (open) {
-        state.open = true;
-        for (const answer of state.held.splice(0)) answer();
-        return json(res, 200, { ok: true, opened: key });
-      }
+      const key = gate[1]!;
+      const state = gateOf(key);
       const status = Number(url.searchParams.get("status") ?? 200);
       const answer = () =>
         json(res, status, { ok: status < 400, key, query: Object.fromEntries(url.searchParams) });
